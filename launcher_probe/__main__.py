@@ -1,0 +1,5 @@
+"""``python -m launcher_probe``."""
+
+from launcher_probe.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,43 @@
+"""The one exception hierarchy; each class carries the CLI exit code it maps to."""
+
+from __future__ import annotations
+
+import enum
+
+
+class ExitCode(enum.IntEnum):
+    """Exit codes shared by every command."""
+
+    OK = 0
+    INTERNAL = 1
+    USAGE = 2
+    WITHHELD = 3
+    REFUSED = 4
+
+
+class LauncherProbeError(Exception):
+    """Base of every error launcher-probe raises on purpose."""
+
+    exit_code = ExitCode.INTERNAL
+
+
+class UsageError(LauncherProbeError):
+    """The command line itself is wrong."""
+
+    exit_code = ExitCode.USAGE
+
+
+class NothingUsable(LauncherProbeError):
+    """No candidate passed; the launcher is withheld."""
+
+    exit_code = ExitCode.WITHHELD
+
+
+class InputRejected(LauncherProbeError):
+    """Input (a path, a config file, ``_meta``) was rejected; fail closed."""
+
+    exit_code = ExitCode.REFUSED
+
+
+class ConfigError(InputRejected):
+    """The operator's configuration file is malformed."""

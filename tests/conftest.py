@@ -1,0 +1,95 @@
+"""Shared fixtures: an isolated host environment and the real Codex CLI."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@dataclass
+class HostEnv:
+    """A private HOME, XDG dirs, CODEX_HOME and cache root; ``env`` is the full environment."""
+
+    home: Path
+    config_dir: Path
+    cache_dir: Path
+    codex_home: Path
+    env: dict[str, str]
+
+
+@pytest.fixture
+def host_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[HostEnv]:
+    """Point every location launcher-probe reads at fresh directories under tmp_path.
+
+    Sets the variables in this process (for in-process calls) and returns the same
+    environment for subprocesses. PATH holds only the system directories.
+    """
+    home = tmp_path / "home"
+    config = tmp_path / "xdg-config"
+    cache = tmp_path / "xdg-cache"
+    codex_home = home / ".codex"
+    for directory in (home, config, cache):
+        directory.mkdir(mode=0o700)
+    env = {
+        key: value
+        for key, value in os.environ.items()
+        if not key.startswith(("LAUNCHER_PROBE_", "CODEX_", "XDG_", "NVM_", "VOLTA_", "PNPM_"))
+        and key not in {"npm_config_prefix", "BUN_INSTALL", "FNM_DIR"}
+    }
+    env.update(
+        HOME=str(home),
+        XDG_CONFIG_HOME=str(config),
+        XDG_CACHE_HOME=str(cache),
+        CODEX_HOME=str(codex_home),
+        PATH="/usr/bin:/bin",
+    )
+    for key in set(os.environ) - set(env):
+        monkeypatch.delenv(key)
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+    yield HostEnv(home, config, cache, codex_home, env)
+
+
+def run_cli(
+    *args: str, env: dict[str, str], timeout: float = 60, cwd: Path | None = None
+) -> subprocess.CompletedProcess[str]:
+    """Run ``python -m launcher_probe ARGS`` as a real process."""
+    return subprocess.run(
+        [sys.executable, "-m", "launcher_probe", *args],
+        env=env,
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+
+
+@pytest.fixture(scope="session")
+def real_codex() -> Path:
+    """The native binary of the real Codex CLI 0.169.0, from LAUNCHER_PROBE_TEST_CODEX or
+    scripts/fetch-codex. Skips (loudly) only when npm is absent; any other failure fails."""
+    given = os.environ.get("LAUNCHER_PROBE_TEST_CODEX")
+    if given:
+        return Path(given)
+    if shutil.which("npm") is None:
+        pytest.skip("REAL CODEX CLI TESTS SKIPPED: npm is not installed, cannot fetch it")
+    fetched = subprocess.run(
+        [str(ROOT / "scripts" / "fetch-codex")],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=900,
+    )
+    if fetched.returncode != 0:
+        pytest.fail(f"scripts/fetch-codex failed: {fetched.stderr.strip()}")
+    return Path(fetched.stdout.strip())
