@@ -12,29 +12,58 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from launcher_probe.errors import InputRejected
 
-class InvalidSandboxState(ValueError):
+
+class InvalidJSON(ValueError):
+    """Text that is not strict JSON (see ``loads_strict``)."""
+
+
+class InvalidSandboxState(InputRejected, ValueError):
     """The state is not a JSON object that survives a faithful round trip."""
 
 
-def _reject_constant(name: str) -> Any:
-    raise InvalidSandboxState(f"sandbox state contains {name}, which is not JSON")
+def loads_strict(text: str, what: str) -> Any:
+    """``json.loads`` that rejects NaN/Infinity, out-of-range numbers and repeated keys.
 
+    Errors are ``InvalidJSON`` whose message starts with ``what``.
+    """
 
-def _parse_float(text: str) -> float:
-    value = float(text)
-    if math.isinf(value):
-        raise InvalidSandboxState(f"sandbox state number {text} is out of range")
-    return value
+    def reject_constant(name: str) -> Any:
+        raise InvalidJSON(f"{what} contains {name}, which is not JSON")
 
+    def parse_float(number: str) -> float:
+        value = float(number)
+        if math.isinf(value):
+            raise InvalidJSON(f"{what} number {number} is out of range")
+        return value
 
-def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    result: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in result:
-            raise InvalidSandboxState(f"sandbox state repeats the key {key!r}")
-        result[key] = value
-    return result
+    def parse_int(number: str) -> int:
+        try:
+            return int(number)
+        except ValueError as error:  # longer than sys.get_int_max_str_digits()
+            raise InvalidJSON(f"{what} number is too long: {error}") from error
+
+    def unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        result: dict[str, Any] = {}
+        for key, value in pairs:
+            if key in result:
+                raise InvalidJSON(f"{what} repeats the key {key!r}")
+            result[key] = value
+        return result
+
+    try:
+        return json.loads(
+            text,
+            parse_constant=reject_constant,
+            parse_float=parse_float,
+            parse_int=parse_int,
+            object_pairs_hook=unique_keys,
+        )
+    except json.JSONDecodeError as error:
+        raise InvalidJSON(f"{what} is not valid JSON: {error}") from error
+    except RecursionError as error:
+        raise InvalidJSON(f"{what} is nested too deeply") from error
 
 
 def _compact(value: Any) -> str:
@@ -55,14 +84,9 @@ class SandboxState:
     def from_text(cls, text: str) -> SandboxState:
         """Parse JSON text strictly: an object, no NaN/Infinity, no overflow, no repeated key."""
         try:
-            value = json.loads(
-                text,
-                parse_constant=_reject_constant,
-                parse_float=_parse_float,
-                object_pairs_hook=_unique_keys,
-            )
-        except json.JSONDecodeError as error:
-            raise InvalidSandboxState(f"sandbox state is not valid JSON: {error}") from error
+            value = loads_strict(text, "sandbox state")
+        except InvalidJSON as error:
+            raise InvalidSandboxState(str(error)) from error
         if not isinstance(value, dict):
             raise InvalidSandboxState("sandbox state must be a JSON object")
         return cls(text, value)

@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.fakes import fake_codex  # noqa: F401  (the fake codex fixture)
+
 ROOT = Path(__file__).resolve().parent.parent
 
 

@@ -19,9 +19,22 @@ class Published:
     fingerprint: Fingerprint
     from_cache: bool
     probed_at: float
+    #: Problems met on the way that did not stop the decision (an untrusted cache, say).
+    warnings: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
-        raise NotImplementedError  # issue 4
+        """``{"decision": "published", "launcher": {"codexExecutable": ...}, ...}``."""
+        return {
+            "decision": "published",
+            "launcher": self.descriptor.to_json(),
+            "source": self.source,
+            "path": self.fingerprint.path,
+            "version": self.version,
+            "from_cache": self.from_cache,
+            "probed_at": self.probed_at,
+            "fingerprint": self.fingerprint.to_json(),
+            "warnings": list(self.warnings),
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,6 +47,16 @@ class PassedOver:
     reason: Reason
     detail: str
 
+    def to_json(self) -> dict[str, Any]:
+        """``{"source", "path", "resolved", "reason", "detail"}``."""
+        return {
+            "source": self.source,
+            "path": self.path,
+            "resolved": self.resolved,
+            "reason": str(self.reason),
+            "detail": self.detail,
+        }
+
 
 @dataclass(frozen=True, slots=True)
 class Withheld:
@@ -42,9 +65,18 @@ class Withheld:
     reason: Reason
     detail: str
     tried: tuple[PassedOver, ...] = ()
+    #: Problems met on the way that did not decide the outcome.
+    warnings: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
-        raise NotImplementedError  # issue 4
+        """``{"decision": "withheld", "reason", "detail", "tried": [...], "warnings": [...]}``."""
+        return {
+            "decision": "withheld",
+            "reason": str(self.reason),
+            "detail": self.detail,
+            "tried": [candidate.to_json() for candidate in self.tried],
+            "warnings": list(self.warnings),
+        }
 
 
 Decision = Published | Withheld

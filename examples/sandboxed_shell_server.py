@@ -1,0 +1,91 @@
+"""A stdio MCP server with one tool, ``run``, that runs a command inside the Codex sandbox.
+
+Codex passes the sandbox state and the launcher in each ``tools/call``'s ``_meta``; the
+server runs ``<codexExecutable> sandbox --sandbox-state-json <state> -- <command>``.
+Without a usable launcher or state the tool fails closed: it reports why and runs
+nothing. ``--allow-unsandboxed`` is the operator's explicit opt-out.
+
+Register it with Codex (``~/.codex/config.toml``)::
+
+    [mcp_servers.shell]
+    command = "python3"
+    args = ["/path/to/sandboxed_shell_server.py"]
+
+Needs ``launcher-probe[mcp]`` (the official MCP Python SDK, 2.x).
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+from typing import TypedDict
+
+from mcp.server import MCPServer
+from mcp.server.mcpserver import Context
+from mcp.server.mcpserver.exceptions import ToolError
+
+from launcher_probe.errors import InputRejected
+from launcher_probe.server.mcp import codex_sandbox_middleware, sandbox_request
+
+
+class RunOutcome(TypedDict):
+    """What ``run`` returns: the command's status and output, and the argv actually run."""
+
+    exit_status: int
+    stdout: str
+    stderr: str
+    sandboxed: bool
+    argv: list[str]
+
+
+def build_server(*, allow_unsandboxed: bool = False, timeout: float = 60.0) -> MCPServer:
+    """The server; both settings are the operator's, never the caller's."""
+    server = MCPServer("sandboxed-shell", middleware=[codex_sandbox_middleware])
+
+    @server.tool()
+    def run(command: list[str], ctx: Context) -> RunOutcome:
+        """Run a command (program, then its arguments; no shell) inside the Codex sandbox."""
+        try:
+            request = sandbox_request(ctx, allow_unsandboxed=allow_unsandboxed)
+            argv = request.command(command)
+        except InputRejected as error:
+            raise ToolError(str(error)) from error
+        try:
+            completed = subprocess.run(
+                argv,
+                stdin=subprocess.DEVNULL,
+                capture_output=True,
+                text=True,
+                errors="replace",
+                timeout=timeout,
+                check=False,
+            )
+        except subprocess.TimeoutExpired as error:
+            raise ToolError(f"the command did not finish within {timeout:g} s") from error
+        except OSError as error:
+            raise ToolError(f"cannot run {argv[0]!r}: {error.strerror}") from error
+        return RunOutcome(
+            exit_status=completed.returncode,
+            stdout=completed.stdout,
+            stderr=completed.stderr,
+            sandboxed=request.sandbox_available,
+            argv=argv,
+        )
+
+    return server
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--allow-unsandboxed",
+        action="store_true",
+        help="run commands WITHOUT the sandbox when the launcher or state is missing (logged)",
+    )
+    parser.add_argument("--timeout", type=float, default=60.0, help="seconds per command")
+    args = parser.parse_args()
+    build_server(allow_unsandboxed=args.allow_unsandboxed, timeout=args.timeout).run()
+
+
+if __name__ == "__main__":
+    main()

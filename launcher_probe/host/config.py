@@ -1,0 +1,47 @@
+"""The operator's configuration file: ``codex = "/abs/path"`` in ``config.toml``."""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+
+from platformdirs import user_config_path
+
+from launcher_probe.errors import ConfigError
+from launcher_probe.host.paths import unsafe_chain
+
+APP_NAME = "launcher-probe"
+CODEX_KEY = "codex"
+
+
+def config_file() -> Path:
+    """``<user config dir>/launcher-probe/config.toml`` (platformdirs)."""
+    return user_config_path(APP_NAME) / "config.toml"
+
+
+def configured_codex(path: Path | None = None) -> str | None:
+    """The ``codex`` value of the config file, or None when the file or the key is absent.
+
+    Raises ConfigError (naming the file, and the line for TOML errors) when the file is
+    unreadable, not UTF-8, malformed, writable by another user, or ``codex`` is no string.
+    """
+    path = config_file() if path is None else path
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        return None
+    except OSError as error:
+        raise ConfigError(f"{path}: cannot read: {error.strerror or error}") from error
+    unsafe = unsafe_chain(str(path.absolute()))
+    if unsafe:
+        raise ConfigError(f"{path}: refusing a config another user could change: {unsafe}")
+    try:
+        table = tomllib.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError as error:
+        raise ConfigError(f"{path}: not UTF-8 (byte {error.start})") from error
+    except tomllib.TOMLDecodeError as error:
+        raise ConfigError(f"{path}: {error}") from error
+    value = table.get(CODEX_KEY)
+    if value is not None and not isinstance(value, str):
+        raise ConfigError(f"{path}: {CODEX_KEY} must be a string path, not {type(value).__name__}")
+    return value

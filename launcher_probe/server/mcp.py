@@ -1,0 +1,59 @@
+"""Glue for the official MCP Python SDK (2.x; install the ``mcp`` extra).
+
+Add ``codex_sandbox_middleware`` to a server to advertise the sandbox capabilities
+and answer the legacy state-update request; call ``sandbox_request(ctx)`` in a tool
+to read that call's ``_meta``::
+
+    server = MCPServer("my-server", middleware=[codex_sandbox_middleware])
+
+    @server.tool()
+    def run(command: list[str], ctx: Context) -> str:
+        argv = sandbox_request(ctx).command(command)
+        ...
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mcp.server import ServerRequestContext
+from mcp.server.context import CallNext, HandlerResult
+from mcp.server.mcpserver import Context
+
+from launcher_probe.contract import SANDBOX_CAPABILITIES, SANDBOX_STATE_UPDATE_METHOD
+from launcher_probe.server.request import SandboxRequest
+
+#: ``capabilities.experimental`` entries that opt a server into sandbox metadata; for
+#: ``Server.create_initialization_options(experimental_capabilities=...)``.
+EXPERIMENTAL_CAPABILITIES: dict[str, dict[str, Any]] = {name: {} for name in SANDBOX_CAPABILITIES}
+
+#: Requests whose result carries the server's capabilities (handshake and 2026-07-28 era).
+_CAPABILITY_RESULTS = ("initialize", "server/discover")
+
+
+async def codex_sandbox_middleware(
+    ctx: ServerRequestContext[Any, Any], call_next: CallNext
+) -> HandlerResult:
+    """Server middleware: advertise ``codex/sandbox-state`` (and its deprecated alias) in
+    ``capabilities.experimental``, and acknowledge the legacy ``codex/sandbox-state/update``
+    request with an empty result without storing anything (the state travels per call)."""
+    if ctx.method == SANDBOX_STATE_UPDATE_METHOD:
+        return {}
+    result = await call_next(ctx)
+    if ctx.method in _CAPABILITY_RESULTS and isinstance(result, dict):
+        capabilities = result.setdefault("capabilities", {})
+        experimental = capabilities.get("experimental") or {}
+        capabilities["experimental"] = {**experimental, **EXPERIMENTAL_CAPABILITIES}
+    return result
+
+
+def sandbox_request(
+    ctx: Context[Any, Any] | ServerRequestContext[Any, Any], *, allow_unsandboxed: bool = False
+) -> SandboxRequest:
+    """The ``SandboxRequest`` of the tool call ``ctx`` belongs to.
+
+    ``ctx`` is an ``MCPServer`` tool's ``Context`` or a low-level handler's request
+    context. ``allow_unsandboxed`` must come from the operator's configuration.
+    """
+    request_context = ctx.request_context if isinstance(ctx, Context) else ctx
+    return SandboxRequest.from_meta(request_context.meta, allow_unsandboxed=allow_unsandboxed)

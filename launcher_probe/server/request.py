@@ -1,0 +1,216 @@
+"""The server's half of the contract: read ``_meta``, fail closed, build the sandboxed argv.
+
+``SandboxRequest.from_meta`` reads one ``tools/call`` ``_meta``; ``command`` turns a
+command into ``<codexExecutable> sandbox --sandbox-state-json <state> -- <command>``.
+It never searches PATH and never runs a command unsandboxed unless the server's
+operator opted out (``allow_unsandboxed=True``, from a flag or the environment, never
+from ``_meta`` or tool arguments). ``AuthorityBinding`` guards reuse of anything
+started under an earlier request's authority.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from launcher_probe.contract import (
+    SANDBOX_LAUNCHER_KEY,
+    SANDBOX_STATE_KEY,
+    SANDBOX_STATE_META_KEY,
+    LauncherDescriptor,
+)
+from launcher_probe.errors import InputRejected
+from launcher_probe.host.fingerprint import Fingerprint
+from launcher_probe.host.paths import check_launcher_path
+from launcher_probe.state import InvalidSandboxState, SandboxState
+
+logger = logging.getLogger(__name__)
+
+
+class LauncherUnavailable(InputRejected):
+    """``_meta`` names no usable launcher; the command is refused, not run unsandboxed."""
+
+
+class MissingSandboxState(InputRejected):
+    """``_meta`` carries no usable sandbox state; the command is refused."""
+
+
+class AmbiguousSandboxState(InputRejected):
+    """The preferred and the deprecated state keys carry different states."""
+
+
+class AuthorityChanged(InputRejected):
+    """A later request's state or launcher differs from the one something was started under."""
+
+
+def _meta_mapping(meta: object) -> Mapping[str, Any]:
+    """``meta`` as a mapping: a dict (SDK 2.x), a pydantic model with extra fields (1.x)."""
+    if meta is None:
+        return {}
+    if isinstance(meta, Mapping):
+        return meta
+    dump = getattr(meta, "model_dump", None)
+    if callable(dump):
+        dumped = dump(by_alias=True)
+        if isinstance(dumped, dict):
+            return dumped
+    raise InputRejected(f"_meta must be a JSON object, not {type(meta).__name__}")
+
+
+def _read_state(meta: Mapping[str, Any]) -> tuple[SandboxState | None, str]:
+    """The state (preferred key first), or None and why; raise when the two keys disagree."""
+    present = [
+        key for key in (SANDBOX_STATE_KEY, SANDBOX_STATE_META_KEY) if meta.get(key) is not None
+    ]
+    if not present:
+        return None, f"sandbox state missing: _meta has no {SANDBOX_STATE_KEY}"
+    try:
+        states = [SandboxState.from_value(meta[key]) for key in present]
+    except InvalidSandboxState as error:
+        return None, f"sandbox state unusable: {error}"
+    if len(states) == 2 and states[0].text != states[1].text:
+        raise AmbiguousSandboxState(
+            f"refusing: {SANDBOX_STATE_KEY} and {SANDBOX_STATE_META_KEY} carry different states"
+        )
+    return states[0], ""
+
+
+def _read_launcher(meta: Mapping[str, Any]) -> tuple[LauncherDescriptor | None, str]:
+    """The launcher when its path passes the path rules, or None and why."""
+    value = meta.get(SANDBOX_LAUNCHER_KEY)
+    if value is None:
+        return None, f"launcher missing: _meta has no {SANDBOX_LAUNCHER_KEY} (the host withheld it)"
+    try:
+        launcher = LauncherDescriptor.from_json(value)
+    except ValueError as error:
+        return None, f"launcher unusable: {SANDBOX_LAUNCHER_KEY} is malformed: {error}"
+    verdict = check_launcher_path(launcher.codex_executable)
+    if not verdict.ok:
+        return None, f"launcher unusable ({verdict.reason}): {verdict.detail}"
+    return launcher, ""
+
+
+@dataclass(frozen=True, slots=True)
+class SandboxRequest:
+    """What one request authorises: its state and launcher, or why each is unusable."""
+
+    state: SandboxState | None
+    launcher: LauncherDescriptor | None
+    state_problem: str = ""
+    launcher_problem: str = ""
+    allow_unsandboxed: bool = False
+
+    @classmethod
+    def from_meta(cls, meta: object, *, allow_unsandboxed: bool = False) -> SandboxRequest:
+        """Read a request's ``_meta`` (a dict, or the MCP SDK's meta object).
+
+        ``allow_unsandboxed`` is the operator's opt-out and must come from the server's own
+        configuration. Raises ``AmbiguousSandboxState`` when both state keys are present and
+        differ; a missing or unusable state or launcher is recorded, and ``command`` refuses.
+        """
+        mapping = _meta_mapping(meta)
+        state, state_problem = _read_state(mapping)
+        launcher, launcher_problem = _read_launcher(mapping)
+        return cls(state, launcher, state_problem, launcher_problem, allow_unsandboxed)
+
+    @property
+    def sandbox_available(self) -> bool:
+        """True when ``command`` builds a sandboxed argv (state and launcher both usable)."""
+        return self.state is not None and self.launcher is not None
+
+    def command(
+        self,
+        argv: Sequence[str],
+        *,
+        readable_roots: Iterable[str] = (),
+        disable_network: bool = False,
+    ) -> list[str]:
+        """The argv that runs ``argv`` under the launcher; refuse when it cannot.
+
+        Raises ``LauncherUnavailable`` or ``MissingSandboxState`` (unless the operator
+        opted out: then ``argv`` comes back unchanged and a warning is logged), and
+        ``InputRejected`` for an empty command or a relative readable root.
+        """
+        if isinstance(argv, str):
+            raise TypeError("argv must be a list of words, not one string")
+        if not argv:
+            raise InputRejected("the command to run is empty")
+        roots = list(readable_roots)
+        for root in roots:
+            if not os.path.isabs(root):
+                raise InputRejected(f"readable root {root!r} is not absolute")
+        if self.state is None or self.launcher is None:
+            problem = self.launcher_problem if self.launcher is None else self.state_problem
+            if self.allow_unsandboxed:
+                logger.warning(
+                    "running %r UNSANDBOXED because the operator allowed it: %s", argv[0], problem
+                )
+                return list(argv)
+            refused = f"{problem}; refusing to run the command"
+            if self.launcher is None:
+                raise LauncherUnavailable(refused)
+            raise MissingSandboxState(refused)
+        sandboxed = [
+            self.launcher.codex_executable,
+            "sandbox",
+            "--sandbox-state-json",
+            self.state.text,
+        ]
+        for root in roots:
+            sandboxed += ["--sandbox-state-readable-root", root]
+        if disable_network:
+            sandboxed.append("--sandbox-state-disable-network")
+        return [*sandboxed, "--", *argv]
+
+
+def _launcher_fingerprint(launcher: LauncherDescriptor | None) -> Fingerprint | None:
+    if launcher is None:
+        return None
+    path = launcher.codex_executable
+    try:
+        return Fingerprint.of(path, path)
+    except (OSError, ValueError):
+        return None
+
+
+@dataclass(frozen=True, slots=True)
+class AuthorityBinding:
+    """The authority something was started under: state text, launcher path and file identity.
+
+    Capture it when starting a long-lived subprocess or caching a policy-bound result;
+    call ``check`` with each later request before reusing either.
+    """
+
+    state_text: str | None
+    launcher_path: str | None
+    launcher_identity: Fingerprint | None
+
+    @classmethod
+    def capture(cls, request: SandboxRequest) -> AuthorityBinding:
+        """Bind to ``request``'s state and launcher (the file as it is on disk now)."""
+        launcher = request.launcher
+        return cls(
+            request.state.text if request.state is not None else None,
+            launcher.codex_executable if launcher is not None else None,
+            _launcher_fingerprint(launcher),
+        )
+
+    def check(self, other: SandboxRequest) -> None:
+        """Raise ``AuthorityChanged`` unless ``other`` carries the very same authority."""
+        now = AuthorityBinding.capture(other)
+        changed = [
+            name
+            for name, before, after in (
+                ("sandbox state", self.state_text, now.state_text),
+                ("launcher path", self.launcher_path, now.launcher_path),
+                ("launcher file", self.launcher_identity, now.launcher_identity),
+            )
+            if before != after
+        ]
+        if changed:
+            raise AuthorityChanged(
+                f"refusing to reuse: {', '.join(changed)} changed since it was started"
+            )

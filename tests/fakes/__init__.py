@@ -1,0 +1,96 @@
+"""Install and steer the fake Codex CLI (``tests/fakes/codex.py``; its docstring lists the faults).
+
+``install_fake_codex(directory)`` copies the fake as an executable whose shebang is this
+interpreter's absolute path; ``FakeCodex`` switches its fault and reads what it recorded.
+The ``fake_codex`` fixture installs one into a fresh directory under ``tmp_path``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.fakes.codex import DEFAULT_STEPS
+
+SOURCE = Path(__file__).with_name("codex.py")
+#: Every fault the fake knows.
+FAULTS = frozenset(DEFAULT_STEPS)
+
+
+@dataclass(frozen=True)
+class FakeCodex:
+    """One installed fake; its side files live beside ``path``."""
+
+    path: Path
+
+    def side_file(self, suffix: str) -> Path:
+        """``<path>.<suffix>``: ``fault.json``, ``calls``, ``pids`` or ``replaced``."""
+        return self.path.with_name(f"{self.path.name}.{suffix}")
+
+    def set_fault(self, fault: str | None, **params: Any) -> None:
+        """Switch the fault for every later invocation (``None``: behave like Codex)."""
+        target = self.side_file("fault.json")
+        if fault is None:
+            target.unlink(missing_ok=True)
+            return
+        if fault not in FAULTS:
+            raise ValueError(f"unknown fault {fault!r}; known: {sorted(FAULTS)}")
+        fd, temporary = tempfile.mkstemp(dir=self.path.parent, prefix=".fault.")
+        with os.fdopen(fd, "w") as stream:
+            json.dump({"fault": fault, "params": params}, stream)
+        os.replace(temporary, target)
+
+    def calls(self) -> list[list[str]]:
+        """The arguments (after the program name) of every invocation so far, in order."""
+        try:
+            text = self.side_file("calls").read_text()
+        except FileNotFoundError:
+            return []
+        return [json.loads(line) for line in text.splitlines()]
+
+    def probe_count(self) -> int:
+        """How many probes started: the number of ``--version`` invocations."""
+        return sum(1 for call in self.calls() if call == ["--version"])
+
+    def grandchild_pids(self) -> list[int]:
+        """Pids of the grandchildren that ``hang`` spawned."""
+        try:
+            text = self.side_file("pids").read_text()
+        except FileNotFoundError:
+            return []
+        return [int(line) for line in text.splitlines()]
+
+    def replacements(self) -> int:
+        """How many times ``replace_self`` replaced the file so far."""
+        try:
+            return len(self.side_file("replaced").read_text().splitlines())
+        except FileNotFoundError:
+            return 0
+
+
+def install_fake_codex(directory: Path, name: str = "codex") -> FakeCodex:
+    """Install the fake as the executable ``directory/name`` (mode 0755) and return it."""
+    target = directory / name
+    source = SOURCE.read_text()
+    fd, temporary = tempfile.mkstemp(dir=directory, prefix=f".{name}.")
+    with os.fdopen(fd, "w") as stream:
+        stream.write(f"#!{sys.executable}\n{source}")
+    os.chmod(temporary, 0o755)
+    os.replace(temporary, target)
+    return FakeCodex(target)
+
+
+@pytest.fixture
+def fake_codex(tmp_path: Path) -> FakeCodex:
+    """A fake codex without a fault in ``tmp_path/fake-bin`` (a fresh 0755 directory)."""
+    directory = tmp_path / "fake-bin"
+    directory.mkdir(mode=0o755)
+    directory.chmod(0o755)
+    return install_fake_codex(directory)

@@ -1,0 +1,156 @@
+"""The fake codex itself: default behaviour, side files, and the faults other tests rely on."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import psutil
+import pytest
+
+from tests.fakes import FakeCodex
+
+MINIMAL_ENV = {"PATH": "/usr/bin:/bin", "LC_ALL": "C.UTF-8"}
+
+
+def run(fake: FakeCodex, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(fake.path), *args],
+        env=MINIMAL_ENV,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+    )
+
+
+def sandbox_args(cwd: Path, *command: str) -> list[str]:
+    state = {"permissionProfile": {"type": "disabled"}, "sandboxCwd": cwd.as_uri()}
+    return ["sandbox", "--sandbox-state-json", json.dumps(state), "--", *command]
+
+
+def test_default_version_and_sandbox_run_the_command_in_sandbox_cwd(
+    fake_codex: FakeCodex, tmp_path: Path
+) -> None:
+    assert run(fake_codex, "--version").stdout == "codex-cli 0.169.0\n"
+    workspace = tmp_path / "work space"
+    workspace.mkdir()
+    ran = run(fake_codex, *sandbox_args(workspace, "/bin/sh", "-c", 'pwd; printf %s "$IS_SANDBOX"'))
+    assert (ran.returncode, ran.stdout) == (0, f"{workspace}\nyes")
+    assert fake_codex.probe_count() == 1
+    assert fake_codex.calls()[1][:2] == ["sandbox", "--sandbox-state-json"]
+
+
+def test_default_sandbox_rejects_a_bad_state_and_unknown_flags(
+    fake_codex: FakeCodex, tmp_path: Path
+) -> None:
+    relative = run(fake_codex, "sandbox", "--sandbox-state-json", '{"permissionProfile":{}}', "--")
+    assert relative.returncode == 1
+    assert "invalid --sandbox-state-json value" in relative.stderr
+    unknown = run(fake_codex, "sandbox", "--bogus", "--", "true")
+    assert unknown.returncode == 2
+    assert "unexpected argument '--bogus'" in unknown.stderr
+
+
+def test_calls_are_recorded_by_32_parallel_invocations(fake_codex: FakeCodex) -> None:
+    with ThreadPoolExecutor(32) as pool:
+        results = list(pool.map(lambda _: run(fake_codex, "--version"), range(32)))
+    assert all(result.returncode == 0 for result in results)
+    assert fake_codex.calls() == [["--version"]] * 32
+    assert fake_codex.probe_count() == 32
+
+
+@pytest.mark.parametrize(
+    ("fault", "params", "returncode", "stderr"),
+    [
+        ("no_sandbox", {}, 2, "unrecognized subcommand 'sandbox'"),
+        ("no_sandbox", {"flag": True}, 2, "unexpected argument '--sandbox-state-json'"),
+        ("state_rejected", {}, 1, "Error: invalid --sandbox-state-json value:"),
+        ("sandbox_broken", {}, 1, "bwrap:"),
+        ("exit_status", {"code": 42}, 42, ""),
+        ("crash", {"signal": int(signal.SIGSEGV)}, -signal.SIGSEGV, ""),
+    ],
+)
+def test_sandbox_faults(
+    fake_codex: FakeCodex,
+    tmp_path: Path,
+    fault: str,
+    params: dict[str, object],
+    returncode: int,
+    stderr: str,
+) -> None:
+    fake_codex.set_fault(fault, **params)
+    assert run(fake_codex, "--version").stdout == "codex-cli 0.169.0\n"
+    ran = run(fake_codex, *sandbox_args(tmp_path, "/bin/sh", "-c", "printf ok"))
+    assert ran.returncode == returncode
+    assert stderr in ran.stderr
+    assert ran.stdout == ""
+
+
+def test_output_faults(fake_codex: FakeCodex, tmp_path: Path) -> None:
+    fake_codex.set_fault("wrong_version")
+    assert not run(fake_codex, "--version").stdout.startswith("codex-cli ")
+    fake_codex.set_fault("noise")
+    noisy = run(fake_codex, *sandbox_args(tmp_path, "/bin/sh", "-c", "printf nonce"))
+    assert noisy.stdout != "nonce" and "nonce" in noisy.stdout
+    fake_codex.set_fault("wrong_nonce")
+    wrong = run(fake_codex, *sandbox_args(tmp_path, "/bin/sh", "-c", "printf nonce"))
+    assert (wrong.returncode, len(wrong.stdout)) == (0, 32)
+    fake_codex.set_fault("flood", megabytes=3)
+    assert len(run(fake_codex, *sandbox_args(tmp_path, "true")).stdout) == 3 << 20
+    fake_codex.set_fault(None)
+    assert run(fake_codex, "--version").stdout == "codex-cli 0.169.0\n"
+
+
+def test_slow_start_waits_for_its_gate(fake_codex: FakeCodex, tmp_path: Path) -> None:
+    gate = tmp_path / "gate"
+    fake_codex.set_fault("slow_start", seconds=60, gate=str(gate))
+    process = subprocess.Popen(
+        [str(fake_codex.path), "--version"], env=MINIMAL_ENV, stdout=subprocess.PIPE
+    )
+    with pytest.raises(subprocess.TimeoutExpired):
+        process.wait(0.5)
+    gate.touch()
+    assert process.communicate(timeout=30)[0] == b"codex-cli 0.169.0\n"
+
+
+def test_replace_self_gives_the_file_a_new_inode_then_stops(
+    fake_codex: FakeCodex, tmp_path: Path
+) -> None:
+    fake_codex.set_fault("replace_self", times=1)
+    before = fake_codex.path.stat()
+    first = run(fake_codex, *sandbox_args(tmp_path, "/bin/sh", "-c", "printf ok"))
+    middle = fake_codex.path.stat()
+    second = run(fake_codex, *sandbox_args(tmp_path, "/bin/sh", "-c", "printf ok"))
+    assert (first.stdout, second.stdout) == ("ok", "ok")
+    assert middle.st_ino != before.st_ino
+    assert fake_codex.path.stat().st_ino == middle.st_ino
+    assert os.access(fake_codex.path, os.X_OK)
+    assert fake_codex.replacements() == 1
+
+
+def test_hang_leaves_a_grandchild_holding_stdout(fake_codex: FakeCodex, tmp_path: Path) -> None:
+    fake_codex.set_fault("hang")
+    read_end, write_end = os.pipe()
+    process = subprocess.Popen(
+        [str(fake_codex.path), *sandbox_args(tmp_path, "true")], env=MINIMAL_ENV, stdout=write_end
+    )
+    os.close(write_end)
+    try:
+        while not fake_codex.grandchild_pids():
+            with pytest.raises(subprocess.TimeoutExpired):
+                process.wait(0.05)
+        (pid,) = fake_codex.grandchild_pids()
+        process.kill()
+        process.wait()
+        assert psutil.Process(pid).is_running()
+        assert os.stat(f"/proc/{pid}/fd/1").st_ino == os.fstat(read_end).st_ino
+    finally:
+        for pid in fake_codex.grandchild_pids():
+            psutil.Process(pid).kill()
+        os.close(read_end)

@@ -1,0 +1,121 @@
+"""Properties of the injector over generated servers, states, decisions and caller metadata."""
+
+from __future__ import annotations
+
+import copy
+import json
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from launcher_probe.contract import (
+    CODEX_APPS_OBJECT_KEY,
+    CODEX_APPS_RESERVED_KEYS,
+    HOST_OWNED_KEYS,
+    SANDBOX_CAPABILITIES,
+    SANDBOX_LAUNCHER_KEY,
+    SANDBOX_STATE_KEY,
+    SANDBOX_STATE_META_KEY,
+    Reason,
+)
+from launcher_probe.host.decision import Decision, Withheld
+from launcher_probe.host.inject import (
+    ServerDescription,
+    Transport,
+    dumps_meta,
+    resource_read_meta,
+    tool_call_meta,
+)
+from tests.host.test_inject import published_at, write_binary
+
+SERVER_NAMES = ("codex_apps", "files", "")
+#: Keys no generated caller object holds (the reserved ones, on any server).
+NEVER_GENERATED = {*HOST_OWNED_KEYS, *CODEX_APPS_RESERVED_KEYS, CODEX_APPS_OBJECT_KEY}
+
+json_values = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(),
+    lambda children: (
+        st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=8), children, max_size=4)
+    ),
+    max_leaves=12,
+)
+caller_objects = st.dictionaries(
+    st.text(max_size=12).filter(lambda key: key not in NEVER_GENERATED), json_values, max_size=6
+)
+states = st.none() | st.dictionaries(st.text(max_size=8), json_values, max_size=5)
+capabilities = st.dictionaries(
+    st.sampled_from([*SANDBOX_CAPABILITIES, "codex/auth-change", "other"]), json_values, max_size=3
+)
+
+
+@pytest.fixture(scope="module")
+def decisions(tmp_path_factory: pytest.TempPathFactory) -> tuple[Decision, ...]:
+    """A published decision over a real file, and a withheld one."""
+    binary = write_binary(tmp_path_factory.mktemp("inject-properties") / "codex")
+    return published_at(binary), Withheld(Reason.NOT_EXECUTABLE, "not executable")
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    method=st.sampled_from(["tools/call", "resources/read"]),
+    name=st.sampled_from(SERVER_NAMES),
+    transport=st.sampled_from(list(Transport)),
+    advertised=capabilities,
+    state=states,
+    caller=caller_objects,
+    published=st.booleans(),
+)
+def test_injector_properties(
+    decisions: tuple[Decision, ...],
+    method: str,
+    name: str,
+    transport: Transport,
+    advertised: dict[str, Any],
+    state: dict[str, Any] | None,
+    caller: dict[str, Any],
+    published: bool,
+) -> None:
+    before = copy.deepcopy(caller)
+    server = ServerDescription(name, transport, advertised)
+    build = tool_call_meta if method == "tools/call" else resource_read_meta
+    decision = decisions[0] if published else decisions[1]
+    result = build(server, sandbox_state=state, launcher=decision, caller_meta=caller)
+    meta = result.meta
+
+    # every caller key appears unchanged, first and in order; the caller is untouched
+    assert caller == before
+    assert list(meta)[: len(caller)] == list(caller)
+    assert all(meta[key] == value for key, value in caller.items())
+    # the two state keys travel together and are identical; only when asked for
+    wants = any(capability in advertised for capability in SANDBOX_CAPABILITIES)
+    sent = wants and state is not None
+    assert (SANDBOX_STATE_KEY in meta) is sent
+    assert (SANDBOX_STATE_META_KEY in meta) is sent
+    if sent:
+        assert meta[SANDBOX_STATE_KEY] == meta[SANDBOX_STATE_META_KEY] == state
+    # the launcher: never over http or remote, never null or empty
+    if transport is not Transport.STDIO:
+        assert SANDBOX_LAUNCHER_KEY not in meta
+    assert (SANDBOX_LAUNCHER_KEY in meta) is (sent and transport is Transport.STDIO and published)
+    assert set(meta) <= {*caller, SANDBOX_STATE_KEY, SANDBOX_STATE_META_KEY, SANDBOX_LAUNCHER_KEY}
+    # what is built serialises to JSON that reads back the same, in the same order
+    assert list(json.loads(dumps_meta(result)).items()) == list(meta.items())
+
+
+@settings(max_examples=100, deadline=None)
+@given(state=st.dictionaries(st.text(max_size=8), json_values, min_size=1, max_size=5))
+def test_state_text_round_trips_byte_for_byte(
+    decisions: tuple[Decision, ...], state: dict[str, Any]
+) -> None:
+    text = json.dumps(state, indent=1, ensure_ascii=False)
+    server = ServerDescription("files", Transport.STDIO, {SANDBOX_CAPABILITIES[0]: {}})
+    result = tool_call_meta(server, sandbox_state=text, launcher=decisions[0])
+    rendered = dumps_meta(result, indent=2)
+    assert rendered.count(text) == 2
+    assert json.loads(rendered)[SANDBOX_STATE_META_KEY] == state

@@ -1,0 +1,340 @@
+"""The resolver and ``launcher-probe resolve``: publish or withhold, cached, invalidated on change.
+
+Every resolve below runs as a real process against the fake codex, which counts its probes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from launcher_probe.contract import Reason
+from launcher_probe.host.decision import Published, Withheld
+from launcher_probe.host.discovery import discover
+from launcher_probe.host.resolver import resolve_launcher
+from tests.conftest import HostEnv, run_cli
+from tests.fakes import FakeCodex, install_fake_codex
+
+PYTHON_IMPORTTIME = (sys.executable, "-X", "importtime", "-m", "launcher_probe")
+
+
+def resolve_json(env: HostEnv, *args: str) -> tuple[int, dict[str, Any]]:
+    done = run_cli("resolve", "--json", *args, env=env.env)
+    return done.returncode, json.loads(done.stdout)
+
+
+def published(env: HostEnv, path: Path | str) -> dict[str, Any]:
+    code, decision = resolve_json(env, "--codex", str(path))
+    assert code == 0, decision
+    assert decision["decision"] == "published"
+    return decision
+
+
+# --- the command's contract ------------------------------------------------
+
+
+def test_published_prints_only_the_descriptor(host_env: HostEnv, fake_codex: FakeCodex) -> None:
+    done = run_cli("resolve", "--codex", str(fake_codex.path), env=host_env.env)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == json.dumps({"codexExecutable": str(fake_codex.path)}) + "\n"
+    assert done.stderr == ""
+
+
+def test_published_json(host_env: HostEnv, fake_codex: FakeCodex) -> None:
+    first = published(host_env, fake_codex.path)
+    second = published(host_env, fake_codex.path)
+    assert set(first) == {
+        "decision",
+        "launcher",
+        "source",
+        "path",
+        "version",
+        "from_cache",
+        "probed_at",
+        "fingerprint",
+        "warnings",
+    }
+    assert first["launcher"] == {"codexExecutable": str(fake_codex.path)}
+    assert (first["source"], first["version"], first["warnings"]) == ("explicit", "0.169.0", [])
+    assert (first["from_cache"], second["from_cache"]) == (False, True)
+    assert second["probed_at"] == first["probed_at"]
+    assert second["fingerprint"] == first["fingerprint"]
+    assert fake_codex.probe_count() == 1
+
+
+def test_withheld_exit_3_one_stderr_line(host_env: HostEnv, fake_codex: FakeCodex) -> None:
+    fake_codex.set_fault("wrong_version")
+    done = run_cli("resolve", "--codex", str(fake_codex.path), env=host_env.env)
+    assert done.returncode == 3
+    assert done.stdout == ""
+    assert len(done.stderr.splitlines()) == 1
+    assert "not_codex" in done.stderr
+
+    code, decision = resolve_json(host_env, "--codex", str(fake_codex.path))
+    assert code == 3
+    assert set(decision) == {"decision", "reason", "detail", "tried", "warnings"}
+    assert (decision["decision"], decision["reason"]) == ("withheld", "not_codex")
+    (tried,) = decision["tried"]
+    assert set(tried) == {"source", "path", "resolved", "reason", "detail"}
+    assert (tried["source"], tried["path"], tried["reason"]) == (
+        "explicit",
+        str(fake_codex.path),
+        "not_codex",
+    )
+    assert "cached verdict" in tried["detail"]
+    assert fake_codex.probe_count() == 1  # the permanent failure was cached
+
+
+def test_path_rule_failure_is_withheld_without_probing(
+    host_env: HostEnv, fake_codex: FakeCodex
+) -> None:
+    fake_codex.path.chmod(0o757)  # writable by others
+    code, decision = resolve_json(host_env, "--codex", str(fake_codex.path))
+    assert (code, decision["reason"]) == (3, "unsafe_permissions")
+    assert fake_codex.probe_count() == 0
+
+
+def test_no_candidate_at_all_is_not_found(host_env: HostEnv) -> None:
+    assert discover().candidates == ()  # precondition: this host has no Codex in its places
+    decision = resolve_launcher()
+    assert isinstance(decision, Withheld)
+    assert decision.reason is Reason.NOT_FOUND
+    assert "PATH" in decision.detail and "standalone" in decision.detail
+    assert decision.tried == ()
+    done = run_cli("resolve", env=host_env.env)
+    assert done.returncode == 3 and "not_found" in done.stderr
+
+
+def test_every_candidate_tried_is_listed(host_env: HostEnv, tmp_path: Path) -> None:
+    """Two PATH candidates: a failing one first, then a good one, which is published."""
+    bad = install_fake_codex(_mkdir(tmp_path / "bad"))
+    good = install_fake_codex(_mkdir(tmp_path / "good"))
+    bad.set_fault("no_sandbox")
+    env = {**host_env.env, "PATH": f"{bad.path.parent}:{good.path.parent}:/usr/bin:/bin"}
+    done = run_cli("resolve", "--json", env=env)
+    assert done.returncode == 0, done.stdout
+    assert json.loads(done.stdout)["launcher"] == {"codexExecutable": str(good.path)}
+
+    good.set_fault("state_rejected")
+    os.utime(good.path)  # a changed binary: its verdict is probed again
+    done = run_cli("resolve", "--json", env=env)
+    decision = json.loads(done.stdout)
+    assert done.returncode == 3
+    assert decision["reason"] == "sandbox_unsupported"  # the first candidate decides
+    assert [(t["path"], t["reason"]) for t in decision["tried"]] == [
+        (str(bad.path), "sandbox_unsupported"),
+        (str(good.path), "sandbox_unavailable"),
+    ]
+    assert (bad.probe_count(), good.probe_count()) == (1, 2)
+
+
+def _mkdir(path: Path) -> Path:
+    path.mkdir(mode=0o755)
+    path.chmod(0o755)
+    return path
+
+
+# --- the cache in front of the probe ----------------------------------------
+
+
+def test_second_resolve_probes_zero_times(host_env: HostEnv, fake_codex: FakeCodex) -> None:
+    published(host_env, fake_codex.path)
+    assert fake_codex.probe_count() == 1
+    for _ in range(3):
+        assert published(host_env, fake_codex.path)["from_cache"] is True
+    assert fake_codex.probe_count() == 1
+
+
+def _touch(fake: FakeCodex) -> None:
+    st = fake.path.stat()
+    os.utime(fake.path, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000_000))
+
+
+def _replace(fake: FakeCodex) -> None:
+    before = fake.path.stat().st_ino
+    install_fake_codex(fake.path.parent)
+    assert fake.path.stat().st_ino != before
+
+
+def _rewrite_keeping_mtime(fake: FakeCodex) -> None:
+    st = fake.path.stat()
+    data = fake.path.read_bytes()
+    index = data.index(b"A fake Codex CLI")
+    with open(fake.path, "r+b") as stream:
+        stream.seek(index)
+        stream.write(b"A fake codex CLI")
+    os.utime(fake.path, ns=(st.st_atime_ns, st.st_mtime_ns))
+    after = fake.path.stat()
+    assert (after.st_mtime_ns, after.st_size, after.st_ino) == (
+        st.st_mtime_ns,
+        st.st_size,
+        st.st_ino,
+    )
+
+
+def _chmod(fake: FakeCodex) -> None:
+    fake.path.chmod(0o750)
+
+
+@pytest.mark.parametrize(
+    "change",
+    [_touch, _replace, _rewrite_keeping_mtime, _chmod],
+    ids=["touch", "replace-new-inode", "content-with-mtime-restored", "chmod"],
+)
+def test_a_changed_binary_is_probed_exactly_once_more(
+    host_env: HostEnv, fake_codex: FakeCodex, change: Callable[[FakeCodex], None]
+) -> None:
+    published(host_env, fake_codex.path)
+    published(host_env, fake_codex.path)
+    assert fake_codex.probe_count() == 1
+    change(fake_codex)
+    assert published(host_env, fake_codex.path)["from_cache"] is False
+    assert fake_codex.probe_count() == 2
+    assert published(host_env, fake_codex.path)["from_cache"] is True
+    assert fake_codex.probe_count() == 2
+
+
+def test_a_retargeted_symlink_is_probed_exactly_once(host_env: HostEnv, tmp_path: Path) -> None:
+    first = install_fake_codex(_mkdir(tmp_path / "one"))
+    second = install_fake_codex(_mkdir(tmp_path / "two"))
+    link = _mkdir(tmp_path / "bin") / "codex"
+    os.symlink(first.path, link)
+    assert published(host_env, link)["launcher"] == {"codexExecutable": str(first.path)}
+    published(host_env, link)
+    assert (first.probe_count(), second.probe_count()) == (1, 0)
+
+    temporary = link.with_name(".codex.new")
+    os.symlink(second.path, temporary)
+    os.replace(temporary, link)
+
+    decision = published(host_env, link)
+    assert decision["launcher"] == {"codexExecutable": str(second.path)}
+    assert decision["from_cache"] is False
+    assert published(host_env, link)["from_cache"] is True
+    assert (first.probe_count(), second.probe_count()) == (1, 1)
+
+
+def test_refresh_probes_again_and_no_cache_never_touches_it(
+    host_env: HostEnv, fake_codex: FakeCodex
+) -> None:
+    published(host_env, fake_codex.path)
+    code, decision = resolve_json(host_env, "--codex", str(fake_codex.path), "--refresh")
+    assert (code, decision["from_cache"]) == (0, False)
+    assert fake_codex.probe_count() == 2
+    code, decision = resolve_json(host_env, "--codex", str(fake_codex.path), "--no-cache")
+    assert (code, decision["from_cache"]) == (0, False)
+    assert fake_codex.probe_count() == 3
+    assert published(host_env, fake_codex.path)["from_cache"] is True
+    assert fake_codex.probe_count() == 3
+
+
+# --- a binary that changes while it is verified ------------------------------
+
+
+def test_binary_swapped_during_its_probe_is_not_published_on_that_probe(
+    host_env: HostEnv, fake_codex: FakeCodex
+) -> None:
+    """The fake replaces itself during the first probe: that verdict is discarded, and the
+    new file is probed and published under its own fingerprint."""
+    fake_codex.set_fault("replace_self", times=1)
+    original = fake_codex.path.stat().st_ino
+    decision = published(host_env, fake_codex.path)
+    assert fake_codex.replacements() == 1
+    assert fake_codex.probe_count() == 2
+    now = fake_codex.path.stat()
+    assert now.st_ino != original
+    assert decision["fingerprint"][-1]["ino"] == now.st_ino
+    assert decision["fingerprint"][-1]["ctime_ns"] == now.st_ctime_ns
+    assert published(host_env, fake_codex.path)["from_cache"] is True
+    assert fake_codex.probe_count() == 2
+
+
+def test_binary_swapped_during_both_probes_is_withheld(
+    host_env: HostEnv, fake_codex: FakeCodex
+) -> None:
+    fake_codex.set_fault("replace_self", times=2)
+    code, decision = resolve_json(host_env, "--codex", str(fake_codex.path))
+    assert (code, decision["decision"], decision["reason"]) == (3, "withheld", "binary_changed")
+    assert fake_codex.replacements() == 2
+    assert fake_codex.probe_count() == 2
+    listing = json.loads(run_cli("cache", "show", "--json", env=host_env.env).stdout)
+    assert listing["records"] == []  # neither verdict was cached
+    assert published(host_env, fake_codex.path)["from_cache"] is False
+    assert fake_codex.probe_count() == 3
+
+
+# --- in process --------------------------------------------------------------
+
+
+def test_in_process_decision_types(host_env: HostEnv, fake_codex: FakeCodex) -> None:
+    first = resolve_launcher(str(fake_codex.path))
+    second = resolve_launcher(str(fake_codex.path))  # served by the memory front
+    assert isinstance(first, Published) and isinstance(second, Published)
+    assert (first.from_cache, second.from_cache) == (False, True)
+    assert second.fingerprint == first.fingerprint
+    assert second.fingerprint.still_matches()
+    assert fake_codex.probe_count() == 1
+    _touch(fake_codex)
+    assert not second.fingerprint.still_matches()
+    third = resolve_launcher(str(fake_codex.path))  # the memory hit no longer matches
+    assert isinstance(third, Published) and third.from_cache is False
+    assert fake_codex.probe_count() == 2
+
+
+# --- the warm path stays light ----------------------------------------------
+
+
+def test_warm_resolve_does_not_import_psutil(host_env: HostEnv, fake_codex: FakeCodex) -> None:
+    published(host_env, fake_codex.path)
+    done = subprocess.run(
+        [*PYTHON_IMPORTTIME, "resolve", "--codex", str(fake_codex.path)],
+        env=host_env.env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    imported = re.findall(r"^import time:.*\|\s*(\S+)$", done.stderr, re.MULTILINE)
+    assert "launcher_probe.host.resolver" in imported  # the measurement saw the resolver
+    assert [name for name in imported if name.split(".")[0] == "psutil"] == []
+    assert fake_codex.probe_count() == 1
+
+
+# --- the real Codex CLI ------------------------------------------------------
+
+
+@pytest.mark.real_codex
+def test_real_codex_resolves_and_then_comes_from_the_cache(
+    host_env: HostEnv, real_codex: Path
+) -> None:
+    first = published(host_env, real_codex)
+    assert first["launcher"] == {"codexExecutable": str(real_codex)}
+    assert (first["version"], first["from_cache"]) == ("0.169.0", False)
+    second = published(host_env, real_codex)
+    assert second["from_cache"] is True
+    assert second["probed_at"] == first["probed_at"]
+
+
+@pytest.mark.real_codex
+def test_real_codex_npm_shim_publishes_the_native_binary(
+    host_env: HostEnv, real_codex: Path
+) -> None:
+    shim = next(
+        parent / "codex" / "bin" / "codex.js"
+        for parent in real_codex.parents
+        if parent.name == "@openai"
+    )
+    decision = published(host_env, shim)
+    assert decision["launcher"] == {"codexExecutable": str(real_codex)}
+    assert decision["path"] == str(shim)
+    assert decision["fingerprint"][0]["path"] == str(shim)
+    assert decision["fingerprint"][-1]["path"] == str(real_codex)

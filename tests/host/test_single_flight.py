@@ -1,0 +1,161 @@
+"""Single flight: many resolvers of one cold path run one probe; locks time out and die."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+from launcher_probe.host.cache import VerdictCache
+from launcher_probe.host.decision import Decision, Published
+from launcher_probe.host.resolver import resolve_launcher
+from tests.conftest import ROOT, HostEnv, run_cli
+from tests.fakes import FakeCodex
+
+#: A resolver process that says it is ready (one byte on fd argv[1]), then waits for the
+#: go signal (EOF on stdin) before it resolves.
+WAIT_THEN_RESOLVE = """
+import os, sys
+from launcher_probe.cli import main
+os.write(int(sys.argv[1]), b"r")
+os.close(int(sys.argv[1]))
+sys.stdin.buffer.read()
+sys.exit(main(sys.argv[2:]))
+"""
+
+#: Holds a lock file until killed; says "held" once it holds it.
+HOLD_LOCK = """
+import sys
+from filelock import FileLock
+lock = FileLock(sys.argv[1])
+lock.acquire()
+print("held", flush=True)
+sys.stdin.read()
+"""
+
+
+def test_32_processes_one_cold_path_one_probe(host_env: HostEnv, fake_codex: FakeCodex) -> None:
+    count = 32
+    ready_read, ready_write = os.pipe()
+    go_read, go_write = os.pipe()
+    waiter = (sys.executable, "-c", WAIT_THEN_RESOLVE)
+    children = [
+        subprocess.Popen(
+            [*waiter, str(ready_write), "resolve", "--json", "--codex", str(fake_codex.path)],
+            env=host_env.env,
+            cwd=ROOT,
+            stdin=go_read,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            pass_fds=(ready_write,),
+        )
+        for _ in range(count)
+    ]
+    os.close(ready_write)
+    os.close(go_read)
+    ready = b""
+    while len(ready) < count:
+        chunk = os.read(ready_read, count)
+        assert chunk, "a resolver died before it was ready"
+        ready += chunk
+    os.close(ready_read)
+    os.close(go_write)  # go: every child sees EOF at once
+
+    decisions = []
+    for child in children:
+        out, err = child.communicate(timeout=120)
+        assert child.returncode == 0, err
+        decisions.append(json.loads(out))
+
+    assert fake_codex.probe_count() == 1
+    assert {json.dumps(d["launcher"]) for d in decisions} == {
+        json.dumps({"codexExecutable": str(fake_codex.path)})
+    }
+    assert sorted(d["from_cache"] for d in decisions) == [False] + [True] * (count - 1)
+    assert len({d["probed_at"] for d in decisions}) == 1
+
+
+def test_threads_in_one_process_share_one_probe(host_env: HostEnv, fake_codex: FakeCodex) -> None:
+    count = 8
+    barrier = threading.Barrier(count)
+    decisions: list[Decision] = []
+
+    def resolve() -> None:
+        barrier.wait()
+        decisions.append(resolve_launcher(str(fake_codex.path)))
+
+    threads = [threading.Thread(target=resolve) for _ in range(count)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=120)
+    assert len(decisions) == count
+    assert all(isinstance(d, Published) for d in decisions)
+    assert fake_codex.probe_count() == 1
+    assert sum(1 for d in decisions if isinstance(d, Published) and not d.from_cache) == 1
+
+
+def _hold(lock_file: Path, env: dict[str, str]) -> subprocess.Popen[str]:
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLD_LOCK, str(lock_file)],
+        env=env,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert holder.stdout is not None
+    assert holder.stdout.readline() == "held\n"
+    return holder
+
+
+def test_lock_held_past_the_timeout_is_lock_timeout(
+    host_env: HostEnv, fake_codex: FakeCodex
+) -> None:
+    lock_file = VerdictCache().lock_file(str(fake_codex.path))
+    holder = _hold(lock_file, host_env.env)
+    try:
+        done = run_cli(
+            "resolve",
+            "--json",
+            "--codex",
+            str(fake_codex.path),
+            "--lock-timeout",
+            "0.5",
+            env=host_env.env,
+        )
+        decision = json.loads(done.stdout)
+        assert done.returncode == 3
+        assert decision["reason"] == "lock_timeout"
+        assert str(lock_file) in decision["detail"]
+        assert "waited" in decision["detail"] or "waiting" in decision["detail"]
+        assert "lock_timeout" in done.stderr and str(lock_file) in done.stderr
+        assert fake_codex.probe_count() == 0
+    finally:
+        holder.kill()
+        holder.wait()
+
+
+def test_a_holder_killed_with_sigkill_does_not_block(
+    host_env: HostEnv, fake_codex: FakeCodex
+) -> None:
+    lock_file = VerdictCache().lock_file(str(fake_codex.path))
+    holder = _hold(lock_file, host_env.env)
+    os.kill(holder.pid, signal.SIGKILL)
+    assert holder.wait() == -signal.SIGKILL
+    assert lock_file.exists()  # the file stays; the OS lock died with its holder
+    done = run_cli(
+        "resolve",
+        "--json",
+        "--codex",
+        str(fake_codex.path),
+        "--lock-timeout",
+        "20",
+        env=host_env.env,
+    )
+    assert done.returncode == 0, done.stdout
+    assert json.loads(done.stdout)["from_cache"] is False
+    assert fake_codex.probe_count() == 1

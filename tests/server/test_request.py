@@ -1,0 +1,321 @@
+"""SandboxRequest and AuthorityBinding against real files (the fake codex as the launcher)."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pydantic import BaseModel, ConfigDict, Field
+
+from launcher_probe.contract import (
+    SANDBOX_LAUNCHER_KEY,
+    SANDBOX_STATE_KEY,
+    SANDBOX_STATE_META_KEY,
+    Reason,
+)
+from launcher_probe.errors import ExitCode, InputRejected
+from launcher_probe.server.request import (
+    AmbiguousSandboxState,
+    AuthorityBinding,
+    AuthorityChanged,
+    LauncherUnavailable,
+    MissingSandboxState,
+    SandboxRequest,
+)
+from tests.fakes import FakeCodex
+
+CAPTURED = Path(__file__).parent.parent / "data" / "codex-0.169.0-tools-call.json"
+
+STATE: dict[str, Any] = {
+    "permissionProfile": {"type": "disabled"},
+    "sandboxCwd": "file:///tmp/ws",
+    "futureField": {"zeta": 1, "alpha": ["ü", 2.5, None, True]},
+}
+#: What must reach ``--sandbox-state-json``: compact, every field in its original order.
+STATE_TEXT = (
+    '{"permissionProfile":{"type":"disabled"},"sandboxCwd":"file:///tmp/ws",'
+    '"futureField":{"zeta":1,"alpha":["ü",2.5,null,true]}}'
+)
+
+
+def meta_for(launcher: str | None, state: Any = STATE, **extra: Any) -> dict[str, Any]:
+    meta: dict[str, Any] = {"callId": "call_1", SANDBOX_STATE_KEY: state, **extra}
+    if launcher is not None:
+        meta[SANDBOX_LAUNCHER_KEY] = {"codexExecutable": launcher}
+    return meta
+
+
+def test_all_error_classes_refuse_with_exit_4() -> None:
+    for error in (
+        LauncherUnavailable,
+        MissingSandboxState,
+        AmbiguousSandboxState,
+        AuthorityChanged,
+    ):
+        assert issubclass(error, InputRejected)
+        assert error.exit_code is ExitCode.REFUSED
+
+
+def test_command_builds_the_exact_argv(fake_codex: FakeCodex) -> None:
+    request = SandboxRequest.from_meta(meta_for(str(fake_codex.path)))
+    argv = request.command(
+        ["-x", "a b"], readable_roots=["/opt/data", "/srv"], disable_network=True
+    )
+    assert argv == [
+        str(fake_codex.path),
+        "sandbox",
+        "--sandbox-state-json",
+        STATE_TEXT,
+        "--sandbox-state-readable-root",
+        "/opt/data",
+        "--sandbox-state-readable-root",
+        "/srv",
+        "--sandbox-state-disable-network",
+        "--",
+        "-x",
+        "a b",
+    ]
+    assert request.sandbox_available
+
+
+def test_state_text_is_the_original_value_compact_in_order(fake_codex: FakeCodex) -> None:
+    request = SandboxRequest.from_meta(meta_for(str(fake_codex.path)))
+    assert request.state is not None
+    assert request.state.text == STATE_TEXT
+    assert json.loads(request.state.text) == STATE
+    assert list(request.state.value) == list(STATE)
+
+
+def test_captured_codex_request_is_read_as_sent(fake_codex: FakeCodex) -> None:
+    meta = json.loads(CAPTURED.read_text())["params"]["_meta"]
+    meta[SANDBOX_LAUNCHER_KEY] = {"codexExecutable": str(fake_codex.path)}  # one that exists here
+    argv = SandboxRequest.from_meta(meta).command(["true"])
+    sent_state = json.dumps(meta[SANDBOX_STATE_KEY], separators=(",", ":"))
+    assert argv == [
+        str(fake_codex.path),
+        "sandbox",
+        "--sandbox-state-json",
+        sent_state,
+        "--",
+        "true",
+    ]
+
+
+def test_only_the_deprecated_key_works(fake_codex: FakeCodex) -> None:
+    meta = {
+        SANDBOX_STATE_META_KEY: STATE,
+        SANDBOX_LAUNCHER_KEY: {"codexExecutable": str(fake_codex.path)},
+    }
+    argv = SandboxRequest.from_meta(meta).command(["true"])
+    assert argv[3] == STATE_TEXT
+
+
+def test_identical_copies_under_both_keys_are_accepted(fake_codex: FakeCodex) -> None:
+    meta = meta_for(str(fake_codex.path), **{SANDBOX_STATE_META_KEY: json.loads(STATE_TEXT)})
+    assert SandboxRequest.from_meta(meta).command(["true"])[3] == STATE_TEXT
+
+
+@pytest.mark.parametrize(
+    "other",
+    [
+        {**STATE, "sandboxCwd": "file:///elsewhere"},
+        {"sandboxCwd": STATE["sandboxCwd"], **STATE},  # same fields, another order
+        {**STATE, "futureField": {"zeta": True, "alpha": ["ü", 2.5, None, True]}},  # 1 vs true
+        "not an object",
+    ],
+)
+def test_both_keys_differing_is_refused(fake_codex: FakeCodex, other: Any) -> None:
+    meta = meta_for(str(fake_codex.path), **{SANDBOX_STATE_META_KEY: other})
+    if isinstance(other, dict):
+        with pytest.raises(AmbiguousSandboxState, match="carry different states"):
+            SandboxRequest.from_meta(meta)
+    else:
+        # An unusable copy makes the whole state unusable: refused all the same.
+        with pytest.raises(MissingSandboxState, match="must be a JSON object"):
+            SandboxRequest.from_meta(meta).command(["true"])
+
+
+@pytest.mark.parametrize(
+    ("state", "message"),
+    [
+        (None, "sandbox state missing"),
+        ("{}", "must be a JSON object"),
+        ([STATE], "must be a JSON object"),
+        ({"nan": float("nan")}, "not JSON"),
+    ],
+)
+def test_missing_or_unusable_state_is_refused(
+    fake_codex: FakeCodex, state: Any, message: str
+) -> None:
+    request = SandboxRequest.from_meta(meta_for(str(fake_codex.path), state=state))
+    assert not request.sandbox_available
+    with pytest.raises(MissingSandboxState, match=message):
+        request.command(["true"])
+
+
+def _make_file(path: Path, mode: int) -> str:
+    path.write_text("#!/bin/sh\nexit 0\n")
+    path.chmod(mode)
+    return str(path)
+
+
+@pytest.mark.parametrize(
+    ("setup", "message"),
+    [
+        (lambda d: None, "launcher missing: _meta has no codex/sandbox-launcher"),
+        (lambda d: "codex", "codexExecutable must be absolute"),
+        (lambda d: str(d / "absent"), f"({Reason.NOT_FOUND})"),
+        (lambda d: str(d), f"({Reason.NOT_REGULAR_FILE})"),
+        (lambda d: _make_file(d / "plain", 0o644), f"({Reason.NOT_EXECUTABLE})"),
+        (lambda d: _make_file(d / "shared", 0o777), f"({Reason.UNSAFE_PERMISSIONS})"),
+        (lambda d: str(d / "bad\udcff"), f"({Reason.NOT_UTF8})"),
+        (lambda d: str(d / "nul\0"), f"({Reason.NOT_FOUND})"),
+    ],
+)
+def test_unusable_launcher_is_refused(tmp_path: Path, setup: Any, message: str) -> None:
+    launcher = setup(tmp_path)
+    request = SandboxRequest.from_meta(meta_for(launcher))
+    assert request.launcher is None
+    with pytest.raises(LauncherUnavailable) as raised:
+        request.command(["true"])
+    assert message in str(raised.value)
+    assert str(raised.value).endswith("refusing to run the command")
+
+
+@pytest.mark.parametrize("value", ["/usr/bin/codex", {"codexExecutable": 7}, {"path": "/x"}])
+def test_malformed_launcher_descriptor_is_refused(value: Any) -> None:
+    request = SandboxRequest.from_meta({SANDBOX_STATE_KEY: STATE, SANDBOX_LAUNCHER_KEY: value})
+    with pytest.raises(LauncherUnavailable, match="is malformed"):
+        request.command(["true"])
+
+
+def test_a_codex_on_path_is_never_used(
+    fake_codex: FakeCodex, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PATH", f"{fake_codex.path.parent}{os.pathsep}{os.environ['PATH']}")
+    assert shutil.which("codex") == str(fake_codex.path)
+    with pytest.raises(LauncherUnavailable):
+        SandboxRequest.from_meta(meta_for(None)).command(["true"])
+
+
+def test_opt_out_cannot_come_from_meta() -> None:
+    meta = meta_for(None, allow_unsandboxed=True, allowUnsandboxed=True)
+    with pytest.raises(LauncherUnavailable):
+        SandboxRequest.from_meta(meta).command(["true"])
+
+
+def test_operator_opt_out_returns_argv_and_warns_every_time(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    request = SandboxRequest.from_meta(meta_for(None), allow_unsandboxed=True)
+    with caplog.at_level(logging.WARNING, logger="launcher_probe.server.request"):
+        assert request.command(["echo", "hi"]) == ["echo", "hi"]
+        assert request.command(["echo", "again"]) == ["echo", "again"]
+    warnings = [r for r in caplog.records if r.levelno == logging.WARNING]
+    assert len(warnings) == 2
+    assert all("UNSANDBOXED" in r.getMessage() for r in warnings)
+    assert "launcher missing" in warnings[0].getMessage()
+
+
+def test_opt_out_does_not_bypass_ambiguous_state() -> None:
+    meta = meta_for(None, **{SANDBOX_STATE_META_KEY: {"other": 1}})
+    with pytest.raises(AmbiguousSandboxState):
+        SandboxRequest.from_meta(meta, allow_unsandboxed=True)
+
+
+def test_empty_command_and_relative_roots_are_rejected(fake_codex: FakeCodex) -> None:
+    request = SandboxRequest.from_meta(meta_for(str(fake_codex.path)))
+    with pytest.raises(InputRejected, match="empty"):
+        request.command([])
+    with pytest.raises(TypeError, match="list of words"):
+        request.command("rm -rf /")
+    with pytest.raises(InputRejected, match="not absolute"):
+        request.command(["ls"], readable_roots=["relative/dir"])
+
+
+def test_sdk_meta_objects_are_read_with_their_extra_fields(fake_codex: FakeCodex) -> None:
+    class Meta(BaseModel):  # the MCP SDK 1.x shape: declared fields plus extras
+        model_config = ConfigDict(extra="allow", populate_by_name=True)
+        progress_token: int | None = Field(default=None, alias="progressToken")
+
+    meta = Meta.model_validate({"progressToken": 1, **meta_for(str(fake_codex.path))})
+    argv = SandboxRequest.from_meta(meta).command(["true"])
+    assert argv[:4] == [str(fake_codex.path), "sandbox", "--sandbox-state-json", STATE_TEXT]
+
+
+@pytest.mark.parametrize("meta", [["x"], "text", 3])
+def test_meta_that_is_not_an_object_is_rejected(meta: Any) -> None:
+    with pytest.raises(InputRejected, match="_meta must be a JSON object"):
+        SandboxRequest.from_meta(meta)
+
+
+def test_no_meta_at_all_is_refused() -> None:
+    with pytest.raises(LauncherUnavailable, match="launcher missing"):
+        SandboxRequest.from_meta(None).command(["true"])
+
+
+# --- AuthorityBinding ---------------------------------------------------------
+
+
+def test_binding_accepts_the_same_authority(fake_codex: FakeCodex) -> None:
+    meta = meta_for(str(fake_codex.path))
+    binding = AuthorityBinding.capture(SandboxRequest.from_meta(meta))
+    binding.check(SandboxRequest.from_meta(json.loads(json.dumps(meta))))
+
+
+def test_binding_rejects_another_state(fake_codex: FakeCodex) -> None:
+    binding = AuthorityBinding.capture(SandboxRequest.from_meta(meta_for(str(fake_codex.path))))
+    other = meta_for(str(fake_codex.path), state={**STATE, "sandboxCwd": "file:///other"})
+    with pytest.raises(AuthorityChanged, match="sandbox state changed"):
+        binding.check(SandboxRequest.from_meta(other))
+
+
+def test_binding_rejects_another_launcher_path(fake_codex: FakeCodex, tmp_path: Path) -> None:
+    binding = AuthorityBinding.capture(SandboxRequest.from_meta(meta_for(str(fake_codex.path))))
+    copy = tmp_path / "fake-bin" / "codex-copy"
+    shutil.copy2(fake_codex.path, copy)
+    with pytest.raises(AuthorityChanged, match="launcher path, launcher file changed"):
+        binding.check(SandboxRequest.from_meta(meta_for(str(copy))))
+
+
+def test_binding_rejects_a_replaced_or_modified_launcher(fake_codex: FakeCodex) -> None:
+    meta = meta_for(str(fake_codex.path))
+    binding = AuthorityBinding.capture(SandboxRequest.from_meta(meta))
+    replacement = fake_codex.path.with_name("replacement")
+    shutil.copy2(fake_codex.path, replacement)
+    os.replace(replacement, fake_codex.path)  # same path, same bytes, new inode
+    with pytest.raises(AuthorityChanged, match=r"^refusing to reuse: launcher file changed"):
+        binding.check(SandboxRequest.from_meta(meta))
+    binding = AuthorityBinding.capture(SandboxRequest.from_meta(meta))
+    with fake_codex.path.open("a") as stream:
+        stream.write("# appended\n")
+    with pytest.raises(AuthorityChanged, match="launcher file changed"):
+        binding.check(SandboxRequest.from_meta(meta))
+
+
+def test_binding_rejects_a_launcher_that_went_away(fake_codex: FakeCodex) -> None:
+    meta = meta_for(str(fake_codex.path))
+    binding = AuthorityBinding.capture(SandboxRequest.from_meta(meta))
+    later = SandboxRequest.from_meta(meta)
+    fake_codex.path.unlink()
+    with pytest.raises(AuthorityChanged, match="launcher file changed"):
+        binding.check(later)
+
+
+def test_server_side_does_not_import_psutil() -> None:
+    code = (
+        "import sys, launcher_probe.server.request; "
+        "print(sorted(m for m in ('psutil', 'filelock', 'platformdirs', 'cachetools') "
+        "if m in sys.modules))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
+    )
+    assert out.stdout.strip() == "[]"
