@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -280,7 +281,8 @@ def _add_probe(parser: argparse.ArgumentParser) -> None:
 def _run_probe(args: argparse.Namespace) -> int:
     from launcher_probe.contract import Reason
     from launcher_probe.host.paths import PathRejected, PathVerdict, require_launcher_path
-    from launcher_probe.host.probe import DEFAULT_TIMEOUT, ProbeLevel, probe_launcher
+    from launcher_probe.host.probe import probe_launcher
+    from launcher_probe.host.probe_result import DEFAULT_TIMEOUT, ProbeLevel
     from launcher_probe.host.shims import resolve_native
 
     path = require_launcher_path(args.path)
@@ -328,7 +330,7 @@ def _run_resolve(args: argparse.Namespace) -> int:
     from launcher_probe.errors import NothingUsable
     from launcher_probe.host.cache import DEFAULT_LOCK_TIMEOUT
     from launcher_probe.host.decision import Published
-    from launcher_probe.host.probe import DEFAULT_TIMEOUT
+    from launcher_probe.host.probe_result import DEFAULT_TIMEOUT
     from launcher_probe.host.resolver import ResolverConfig, resolve_launcher
 
     lock_timeout = DEFAULT_LOCK_TIMEOUT if args.lock_timeout is None else args.lock_timeout
@@ -472,9 +474,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; errors become one line on stderr and an exit code."""
-    debug = "--debug" in (sys.argv[1:] if argv is None else argv)
+    debug = False
     try:
         args = build_parser().parse_args(argv)
+        debug = args.debug
         result: int = args.run(args)
         return result
     except LauncherProbeError as error:
@@ -484,6 +487,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(error.exit_code)
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:
+        # The reader left (``| head``): say nothing more, and let no flush at exit fail.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return int(ExitCode.INTERNAL)
     except Exception as error:
         if debug:
             raise

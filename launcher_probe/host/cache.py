@@ -24,7 +24,7 @@ from launcher_probe import __version__
 from launcher_probe.errors import InputRejected, LauncherProbeError
 from launcher_probe.host.fingerprint import Fingerprint
 from launcher_probe.host.hostid import host_id
-from launcher_probe.host.probe import PROBE_PROTOCOL_VERSION, ProbeResult
+from launcher_probe.host.probe_result import PROBE_PROTOCOL_VERSION, ProbeResult
 
 if TYPE_CHECKING:
     from cachetools import TTLCache

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import tomllib
 from pathlib import Path
 
 from platformdirs import user_config_path
@@ -35,6 +34,8 @@ def configured_codex(path: Path | None = None) -> str | None:
     unsafe = unsafe_chain(str(path.absolute()))
     if unsafe:
         raise ConfigError(f"{path}: refusing a config another user could change: {unsafe}")
+    import tomllib  # only when there is a config file: keeps a resolve without one light
+
     try:
         table = tomllib.loads(raw.decode("utf-8"))
     except UnicodeDecodeError as error:

@@ -23,7 +23,7 @@ from launcher_probe.host.cache import (
 from launcher_probe.host.decision import Decision, PassedOver, Published, Withheld
 from launcher_probe.host.discovery import Candidate, Discovery, discover
 from launcher_probe.host.fingerprint import Fingerprint
-from launcher_probe.host.probe import DEFAULT_TIMEOUT, ProbeResult, probe_launcher
+from launcher_probe.host.probe_result import DEFAULT_TIMEOUT, ProbeResult
 
 #: Said when discovery found nothing at all.
 SEARCHED = (
@@ -170,6 +170,8 @@ class _Attempt:
             return verdict
 
     def probe(self, fingerprint: Fingerprint) -> _Verdict | None:
+        from launcher_probe.host.probe import probe_launcher  # a miss only: spawns processes
+
         probed_at = self.clock()
         result = probe_launcher(fingerprint.native, timeout=self.timeout)
         if not fingerprint.still_matches():

@@ -16,7 +16,8 @@ import psutil
 import pytest
 
 from launcher_probe.contract import Reason
-from launcher_probe.host.probe import ProbeLevel, ProbeResult, probe_launcher
+from launcher_probe.host.probe import probe_launcher
+from launcher_probe.host.probe_result import ProbeLevel, ProbeResult
 from tests.conftest import HostEnv, run_cli
 from tests.fakes import FakeCodex
 

@@ -1,0 +1,129 @@
+"""The probe's verdict and its JSON form (what the cache stores).
+
+Kept apart from the probe itself so that reading a cached verdict imports no
+process machinery.
+"""
+
+from __future__ import annotations
+
+import enum
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from launcher_probe.contract import Reason
+
+DEFAULT_TIMEOUT = 10.0
+#: Bump when the probe's meaning changes, so cached verdicts are re-probed.
+PROBE_PROTOCOL_VERSION = 1
+
+
+class ProbeLevel(enum.StrEnum):
+    CAPABILITY = "capability"
+    ENFORCEMENT = "enforcement"
+
+
+@dataclass(frozen=True, slots=True)
+class ProbeStep:
+    """One process the probe ran, for diagnosis. ``exit_status`` is None when it was
+    killed at the deadline or never started; ``-N`` when it died of signal N."""
+
+    name: str
+    argv: tuple[str, ...]
+    exit_status: int | None
+    stdout_excerpt: str
+    stderr_excerpt: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "argv": list(self.argv),
+            "exit_status": self.exit_status,
+            "stdout_excerpt": self.stdout_excerpt,
+            "stderr_excerpt": self.stderr_excerpt,
+        }
+
+    @classmethod
+    def from_json(cls, value: Any) -> ProbeStep:
+        """Parse ``to_json`` output; ValueError on any other shape."""
+        fields = _object(value, "step")
+        argv = fields.get("argv")
+        if not isinstance(argv, list) or not all(isinstance(arg, str) for arg in argv):
+            raise ValueError("step argv must be a list of strings")
+        return cls(
+            name=_typed(fields, "name", str),
+            argv=tuple(argv),
+            exit_status=_typed(fields, "exit_status", int, optional=True),
+            stdout_excerpt=_typed(fields, "stdout_excerpt", str),
+            stderr_excerpt=_typed(fields, "stderr_excerpt", str),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class ProbeResult:
+    """The verdict of one probe run. ``transient`` failures (timeout, resource exhaustion
+    on spawn) may pass on a retry; any other failure repeats until the binary changes."""
+
+    ok: bool
+    reason: Reason | None
+    detail: str
+    version: str | None
+    level: ProbeLevel
+    duration: float
+    steps: tuple[ProbeStep, ...]
+    transient: bool
+
+    def to_json(self) -> dict[str, Any]:
+        """The stable JSON shape (see the README's ``probe`` section)."""
+        return {
+            "ok": self.ok,
+            "reason": None if self.reason is None else self.reason.value,
+            "detail": self.detail,
+            "version": self.version,
+            "level": self.level.value,
+            "duration": self.duration,
+            "transient": self.transient,
+            "steps": [step.to_json() for step in self.steps],
+        }
+
+    @classmethod
+    def from_json(cls, value: Any) -> ProbeResult:
+        """Parse ``to_json`` output (e.g. from a cache file); ValueError on any other shape."""
+        fields = _object(value, "probe result")
+        steps = fields.get("steps")
+        if not isinstance(steps, list):
+            raise ValueError("probe result steps must be a list")
+        reason = _typed(fields, "reason", str, optional=True)
+        duration = fields.get("duration")
+        if isinstance(duration, bool) or not isinstance(duration, int | float):
+            raise ValueError("probe result duration must be a number")
+        if not math.isfinite(duration) or duration < 0:
+            raise ValueError("probe result duration must be finite and not negative")
+        ok = _typed(fields, "ok", bool)
+        if ok != (reason is None):
+            raise ValueError("a probe result has a reason exactly when it failed")
+        return cls(
+            ok=ok,
+            reason=None if reason is None else Reason(reason),
+            detail=_typed(fields, "detail", str),
+            version=_typed(fields, "version", str, optional=True),
+            level=ProbeLevel(_typed(fields, "level", str)),
+            duration=float(duration),
+            steps=tuple(ProbeStep.from_json(step) for step in steps),
+            transient=_typed(fields, "transient", bool),
+        )
+
+
+def _object(value: Any, what: str) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise ValueError(f"{what} must be a JSON object")
+    return value
+
+
+def _typed(fields: dict[str, Any], key: str, kind: type, *, optional: bool = False) -> Any:
+    value = fields.get(key)
+    if value is None and optional:
+        return None
+    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+        raise ValueError(f"{key!r} must be {kind.__name__}{' or null' if optional else ''}")
+    return value
