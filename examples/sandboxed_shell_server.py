@@ -17,8 +17,11 @@ Needs ``launcher-probe[mcp]`` (the official MCP Python SDK, 2.x).
 from __future__ import annotations
 
 import argparse
+import os
+import signal
 import subprocess
-from typing import TypedDict
+import tempfile
+from typing import BinaryIO, TypedDict
 
 from mcp.server import MCPServer
 from mcp.server.mcpserver import Context
@@ -26,6 +29,9 @@ from mcp.server.mcpserver.exceptions import ToolError
 
 from launcher_probe.errors import InputRejected
 from launcher_probe.server.mcp import codex_sandbox_middleware, sandbox_request
+
+#: Bytes of stdout, and of stderr, returned to the client; the rest is dropped.
+OUTPUT_LIMIT = 1 << 20
 
 
 class RunOutcome(TypedDict):
@@ -36,6 +42,30 @@ class RunOutcome(TypedDict):
     stderr: str
     sandboxed: bool
     argv: list[str]
+
+
+def _execute(argv: list[str], timeout: float) -> tuple[int, str, str]:
+    """Run ``argv`` in a process group of its own: its status and the head of its output.
+
+    Output goes to unlinked temporary files, so a chatty command cannot fill the server's
+    memory; on timeout the whole group is killed, not just the direct child.
+    """
+    with tempfile.TemporaryFile() as stdout, tempfile.TemporaryFile() as stderr:
+        process = subprocess.Popen(
+            argv, stdin=subprocess.DEVNULL, stdout=stdout, stderr=stderr, start_new_session=True
+        )
+        try:
+            status = process.wait(timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)  # not yet reaped: the group id is still ours
+            process.wait()
+            raise ToolError(f"the command did not finish within {timeout:g} s") from None
+        return status, _head(stdout), _head(stderr)
+
+
+def _head(stream: BinaryIO) -> str:
+    stream.seek(0)
+    return stream.read(OUTPUT_LIMIT).decode("utf-8", "replace")
 
 
 def build_server(*, allow_unsandboxed: bool = False, timeout: float = 60.0) -> MCPServer:
@@ -51,23 +81,13 @@ def build_server(*, allow_unsandboxed: bool = False, timeout: float = 60.0) -> M
         except InputRejected as error:
             raise ToolError(str(error)) from error
         try:
-            completed = subprocess.run(
-                argv,
-                stdin=subprocess.DEVNULL,
-                capture_output=True,
-                text=True,
-                errors="replace",
-                timeout=timeout,
-                check=False,
-            )
-        except subprocess.TimeoutExpired as error:
-            raise ToolError(f"the command did not finish within {timeout:g} s") from error
+            status, stdout, stderr = _execute(argv, timeout)
         except OSError as error:
             raise ToolError(f"cannot run {argv[0]!r}: {error.strerror}") from error
         return RunOutcome(
-            exit_status=completed.returncode,
-            stdout=completed.stdout,
-            stderr=completed.stderr,
+            exit_status=status,
+            stdout=stdout,
+            stderr=stderr,
             sandboxed=request.sandbox_available,
             argv=argv,
         )

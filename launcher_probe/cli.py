@@ -26,6 +26,12 @@ exit codes:
 """
 
 
+def _say(message: str) -> None:
+    """One line on stderr; control characters (from a path, say) are shown escaped."""
+    line = "".join(c if c.isprintable() else repr(c)[1:-1] for c in message)
+    print(f"launcher-probe: {line}", file=sys.stderr)
+
+
 def _print_json(value: Any) -> None:
     json.dump(value, sys.stdout, indent=2, ensure_ascii=False)
     sys.stdout.write("\n")
@@ -93,7 +99,7 @@ def _add_exec(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--allow-unsandboxed",
         action="store_true",
-        help="operator opt-out: run CMD unsandboxed when the launcher or state is missing",
+        help="operator opt-out: run CMD unsandboxed when the launcher or state is unusable",
     )
     parser.add_argument(
         "argv", nargs=argparse.REMAINDER, metavar="-- CMD ...", help="the command, after --"
@@ -101,8 +107,6 @@ def _add_exec(parser: argparse.ArgumentParser) -> None:
 
 
 def _run_exec(args: argparse.Namespace) -> int:
-    import os
-
     from launcher_probe.errors import InputRejected
     from launcher_probe.server.request import SandboxRequest
     from launcher_probe.state import InvalidJSON, loads_strict
@@ -164,8 +168,15 @@ def _add_meta(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="accepted; the output is always JSON")
 
 
+#: The most a JSON|@FILE argument may hold (a sandbox state or _meta is far smaller).
+ARGUMENT_FILE_LIMIT = 1 << 24
+
+
 def _argument_text(option: str, value: str) -> str:
-    """The text of a JSON|@FILE argument: UTF-8, read from FILE when it starts with '@'."""
+    """The text of a JSON|@FILE argument: UTF-8, read from FILE when it starts with '@'.
+
+    A FILE longer than ``ARGUMENT_FILE_LIMIT`` characters is refused, not read to the end.
+    """
     from launcher_probe.errors import InputRejected
 
     if not value.startswith("@"):
@@ -176,9 +187,13 @@ def _argument_text(option: str, value: str) -> str:
         return value
     try:
         with open(value[1:], encoding="utf-8") as stream:
-            return stream.read()
+            text = stream.read(ARGUMENT_FILE_LIMIT + 1)
     except (OSError, UnicodeError) as error:
         raise InputRejected(f"cannot read {option} file {value[1:]!r}: {error}") from error
+    if len(text) > ARGUMENT_FILE_LIMIT:
+        limit = f"{ARGUMENT_FILE_LIMIT} characters"
+        raise InputRejected(f"cannot read {option} file {value[1:]!r}: longer than {limit}")
+    return text
 
 
 def _argument_json(option: str, value: str | None, *, must_be_object: bool) -> Any:
@@ -260,16 +275,14 @@ def _positive_seconds(text: str) -> float:
     return value
 
 
+def _add_seconds(parser: argparse.ArgumentParser, flag: str, help_text: str) -> None:
+    parser.add_argument(flag, type=_positive_seconds, default=None, metavar="S", help=help_text)
+
+
 def _add_probe(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("path", metavar="PATH", help="the Codex CLI to probe (a shim is resolved)")
     parser.add_argument("--json", action="store_true", help="print the stable JSON verdict")
-    parser.add_argument(
-        "--timeout",
-        type=_positive_seconds,
-        default=None,
-        metavar="S",
-        help="one deadline for the whole probe, in seconds (default 10)",
-    )
+    _add_seconds(parser, "--timeout", "one deadline for the whole probe, in seconds (default 10)")
     parser.add_argument(
         "--level",
         choices=("capability", "enforcement"),
@@ -279,17 +292,16 @@ def _add_probe(parser: argparse.ArgumentParser) -> None:
 
 
 def _run_probe(args: argparse.Namespace) -> int:
-    from launcher_probe.contract import Reason
-    from launcher_probe.host.paths import PathRejected, PathVerdict, require_launcher_path
+    from launcher_probe.host.discovery import Source, make_candidate
+    from launcher_probe.host.paths import PathRejected
     from launcher_probe.host.probe import probe_launcher
     from launcher_probe.host.probe_result import DEFAULT_TIMEOUT, ProbeLevel
-    from launcher_probe.host.shims import resolve_native
 
-    path = require_launcher_path(args.path)
-    resolution = resolve_native(path)
-    if resolution.native is None:
-        raise PathRejected(PathVerdict(False, Reason.SHIM_UNRESOLVED, resolution.detail))
-    native = require_launcher_path(resolution.native)
+    # The path as given and, through any shim, its native binary must pass the path rules.
+    candidate = make_candidate(Source.EXPLICIT, args.path)
+    if not candidate.verdict.ok or candidate.resolved is None:
+        raise PathRejected(candidate.verdict)
+    path, native = candidate.path, candidate.resolved
     timeout = DEFAULT_TIMEOUT if args.timeout is None else args.timeout
     result = probe_launcher(native, timeout=timeout, level=ProbeLevel(args.level))
     if args.json:
@@ -310,19 +322,11 @@ def _add_resolve(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print the whole decision as JSON")
     parser.add_argument("--refresh", action="store_true", help="probe again; replace the verdict")
     parser.add_argument("--no-cache", action="store_true", help="neither read nor write the cache")
-    parser.add_argument(
-        "--timeout",
-        type=_positive_seconds,
-        default=None,
-        metavar="S",
-        help="deadline of each probe, in seconds (default 10)",
-    )
-    parser.add_argument(
+    _add_seconds(parser, "--timeout", "deadline of each probe, in seconds (default 10)")
+    _add_seconds(
+        parser,
         "--lock-timeout",
-        type=_positive_seconds,
-        default=None,
-        metavar="S",
-        help="how long to wait for another process probing the same path (default 30)",
+        "how long to wait for another process probing the same path (default 30)",
     )
 
 
@@ -345,7 +349,7 @@ def _run_resolve(args: argparse.Namespace) -> int:
         _print_json(decision.to_json())
     else:
         for warning in decision.warnings:
-            print(f"launcher-probe: warning: {warning}", file=sys.stderr)
+            _say(f"warning: {warning}")
     if isinstance(decision, Published):
         if not args.json:
             print(json.dumps(decision.descriptor.to_json(), ensure_ascii=False))
@@ -483,7 +487,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except LauncherProbeError as error:
         if debug:
             raise
-        print(f"launcher-probe: {error}", file=sys.stderr)
+        _say(str(error))
         return int(error.exit_code)
     except KeyboardInterrupt:
         return 130

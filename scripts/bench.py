@@ -17,13 +17,23 @@ import time
 from collections.abc import Callable, Sequence
 
 
+def _seconds(action: Callable[[], object]) -> float:
+    start = time.perf_counter()
+    action()
+    return time.perf_counter() - start
+
+
 def _median_seconds(action: Callable[[], object], runs: int) -> float:
-    samples = []
-    for _ in range(runs):
-        start = time.perf_counter()
-        action()
-        samples.append(time.perf_counter() - start)
-    return statistics.median(samples)
+    return statistics.median(_seconds(action) for _ in range(runs))
+
+
+def _paired_medians(
+    baseline: Callable[[], object], action: Callable[[], object], runs: int
+) -> tuple[float, float]:
+    """Medians of ``baseline`` and ``action`` sampled alternately, so drift in the machine's
+    load (two shared cores) hits both alike."""
+    pairs = [(_seconds(baseline), _seconds(action)) for _ in range(runs)]
+    return statistics.median(b for b, _ in pairs), statistics.median(a for _, a in pairs)
 
 
 def _run(argv: Sequence[str], env: dict[str, str]) -> None:
@@ -51,8 +61,7 @@ def main(codex: str, runs: int) -> None:
         resolve = [sys.executable, "-m", "launcher_probe", "resolve", "--codex", codex]
         _run(resolve, env)  # warm the disk cache
 
-        base = _median_seconds(lambda: _run(python, env), runs)
-        warm = _median_seconds(lambda: _run(resolve, env), runs)
+        base, warm = _paired_medians(lambda: _run(python, env), lambda: _run(resolve, env), runs)
         base_rss = _peak_rss_kib(python, env)
         warm_rss = _peak_rss_kib(resolve, env)
 

@@ -79,12 +79,11 @@ def run_cli(
 @pytest.fixture(scope="session")
 def real_codex() -> Path:
     """The native binary of the real Codex CLI 0.169.0, from LAUNCHER_PROBE_TEST_CODEX or
-    scripts/fetch-codex. Skips (loudly) only when npm is absent; any other failure fails."""
+    scripts/fetch-codex (which needs no npm once it is fetched). Skips, loudly, only when
+    it is not fetched and npm is absent; any other failure fails."""
     given = os.environ.get("LAUNCHER_PROBE_TEST_CODEX")
     if given:
         return Path(given)
-    if shutil.which("npm") is None:
-        pytest.skip("REAL CODEX CLI TESTS SKIPPED: npm is not installed, cannot fetch it")
     fetched = subprocess.run(
         [str(ROOT / "scripts" / "fetch-codex")],
         capture_output=True,
@@ -92,6 +91,8 @@ def real_codex() -> Path:
         check=False,
         timeout=900,
     )
-    if fetched.returncode != 0:
-        pytest.fail(f"scripts/fetch-codex failed: {fetched.stderr.strip()}")
-    return Path(fetched.stdout.strip())
+    if fetched.returncode == 0:
+        return Path(fetched.stdout.strip())
+    if shutil.which("npm") is None:
+        pytest.skip("REAL CODEX CLI TESTS SKIPPED: npm is not installed, cannot fetch it")
+    pytest.fail(f"scripts/fetch-codex failed: {fetched.stderr.strip()}")

@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import math
 import os
 import stat
 import threading
@@ -50,7 +51,8 @@ class LockTimeout(LauncherProbeError):
 
     def __init__(self, lock_file: Path, waited: float) -> None:
         super().__init__(
-            f"lock file {lock_file} still held by another process after waiting {waited:.1f} s"
+            f"lock file {lock_file} still held by another process or thread "
+            f"after waiting {waited:.1f} s"
         )
         self.lock_file = lock_file
         self.waited = waited
@@ -100,17 +102,22 @@ class CacheRecord:
 
     @classmethod
     def from_json(cls, value: Any) -> CacheRecord:
-        """Parse the on-disk form; ValueError (or TypeError/KeyError) on any deviation."""
+        """Parse the on-disk form; ValueError (or TypeError, KeyError, OverflowError) on any
+        deviation."""
         if not isinstance(value, dict):
             raise ValueError("not a JSON object")
-        if value.get("schema") != SCHEMA_VERSION:
-            raise ValueError(f"unknown schema {value.get('schema')!r}")
+        schema = value.get("schema")
+        if type(schema) is not int or schema != SCHEMA_VERSION:
+            raise ValueError(f"unknown schema {schema!r}")
         for name in ("host_id", "path", "launcher_probe_version"):
             if not isinstance(value.get(name), str):
                 raise ValueError(f"{name} must be a string")
         for name in ("probed_at", "expires_at"):
-            if type(value.get(name)) not in (int, float):
+            moment = value.get(name)
+            if isinstance(moment, bool) or not isinstance(moment, int | float):
                 raise ValueError(f"{name} must be a number")
+            if not math.isfinite(moment):  # OverflowError for an int beyond any float
+                raise ValueError(f"{name} must be a finite number")
         if type(value.get("probe_protocol")) is not int:
             raise ValueError("probe_protocol must be an integer")
         return cls(
@@ -194,9 +201,16 @@ def memory_front() -> MemoryFront:
 
 
 def cache_root() -> Path:
-    """``$LAUNCHER_PROBE_CACHE_DIR``, else platformdirs' user cache dir for launcher-probe."""
+    """``$LAUNCHER_PROBE_CACHE_DIR``, else platformdirs' user cache dir for launcher-probe.
+
+    CacheUnavailable when the variable names a relative path (it would follow the cwd).
+    """
     given = os.environ.get(CACHE_DIR_ENV)
     if given:
+        if not os.path.isabs(given):
+            raise CacheUnavailable(
+                f"{CACHE_DIR_ENV}={given!r} is not an absolute path; cache not used"
+            )
         return Path(given)
     import platformdirs
 
@@ -254,7 +268,12 @@ class VerdictCache:
         memory: MemoryFront | None = None,
         create: bool = True,
     ) -> None:
-        """Open (and with ``create``, make) the cache; CacheUnavailable when it is not ours."""
+        """Open (and with ``create``, make) the cache; CacheUnavailable when it is not ours.
+
+        ``lock_timeout`` must be finite and positive: a lock wait always ends.
+        """
+        if not 0 < lock_timeout < math.inf:
+            raise ValueError(f"lock_timeout must be finite and positive, not {lock_timeout!r}")
         self.root = cache_root() if root is None else root
         self.host_id = host_id()
         self.directory = self.root / LAYOUT / self.host_id
@@ -282,7 +301,7 @@ class VerdictCache:
             return CacheRead(file, None)
         except OSError as error:
             return CacheRead(file, None, f"cannot open ({error.strerror})", suspicious=True)
-        with os.fdopen(fd, "rb") as stream:
+        try:
             st = os.fstat(fd)
             if not stat.S_ISREG(st.st_mode):
                 return CacheRead(file, None, "not a regular file", suspicious=True)
@@ -292,12 +311,17 @@ class VerdictCache:
             if st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
                 problem = f"writable by group or others (mode {stat.S_IMODE(st.st_mode):04o})"
                 return CacheRead(file, None, problem, suspicious=True)
-            data = stream.read(MAX_RECORD_BYTES + 1)
+            with open(fd, "rb", closefd=False) as stream:
+                data = stream.read(MAX_RECORD_BYTES + 1)
+        except OSError as error:
+            return CacheRead(file, None, f"cannot read ({error.strerror})")
+        finally:
+            os.close(fd)
         if len(data) > MAX_RECORD_BYTES:
             return CacheRead(file, None, f"larger than {MAX_RECORD_BYTES} bytes")
         try:
             record = CacheRecord.from_json(json.loads(data))
-        except (ValueError, TypeError, KeyError, RecursionError) as error:
+        except (ValueError, TypeError, KeyError, OverflowError, RecursionError) as error:
             return CacheRead(file, None, f"not a valid record ({error})")
         if record.host_id != self.host_id:
             return CacheRead(file, None, f"written by another host ({record.host_id})")
@@ -422,10 +446,14 @@ class VerdictCache:
         return record
 
     def clear(self) -> int:
-        """Remove this host's records (and forget them in memory); the number removed."""
+        """Remove this host's records (and forget them in memory); the number removed.
+
+        An entry that cannot be removed (a directory in a record's place) is left and
+        still shows in :meth:`listing`.
+        """
         removed = 0
         for read in self.records():
-            with contextlib.suppress(FileNotFoundError):
+            with contextlib.suppress(OSError):
                 read.file.unlink()
                 removed += 1
             if self.memory is not None:
@@ -436,7 +464,12 @@ class VerdictCache:
 
     @contextlib.contextmanager
     def locked(self, path: str) -> Iterator[None]:
-        """Hold the entry lock for ``path`` (threads and processes alike); LockTimeout."""
+        """Hold the entry lock for ``path`` (threads and processes alike).
+
+        LockTimeout when it stays held; CacheUnavailable when the lock file cannot be made.
+        Each call opens its own lock (filelock locks are per instance and per thread), so
+        two threads of one process exclude each other through the OS lock.
+        """
         from filelock import FileLock, Timeout
 
         lock_file = self.lock_file(path)
@@ -446,6 +479,10 @@ class VerdictCache:
             lock.acquire()
         except Timeout as error:
             raise LockTimeout(lock_file, time.monotonic() - started) from error
+        except OSError as error:
+            raise CacheUnavailable(
+                f"lock file {lock_file} unusable ({error.strerror or error}); verdict not cached"
+            ) from error
         try:
             yield
         finally:

@@ -7,10 +7,12 @@ from pathlib import Path
 from platformdirs import user_config_path
 
 from launcher_probe.errors import ConfigError
-from launcher_probe.host.paths import unsafe_chain
+from launcher_probe.host.paths import open_regular_file, unsafe_chain
 
 APP_NAME = "launcher-probe"
 CODEX_KEY = "codex"
+#: A config file larger than this is refused rather than read.
+MAX_CONFIG_BYTES = 1 << 20
 
 
 def config_file() -> Path:
@@ -22,15 +24,19 @@ def configured_codex(path: Path | None = None) -> str | None:
     """The ``codex`` value of the config file, or None when the file or the key is absent.
 
     Raises ConfigError (naming the file, and the line for TOML errors) when the file is
-    unreadable, not UTF-8, malformed, writable by another user, or ``codex`` is no string.
+    unreadable, no regular file, over ``MAX_CONFIG_BYTES``, not UTF-8, malformed, writable
+    by another user, or ``codex`` is no string.
     """
     path = config_file() if path is None else path
     try:
-        raw = path.read_bytes()
+        with open_regular_file(str(path)) as file:
+            raw = file.read(MAX_CONFIG_BYTES + 1)
     except FileNotFoundError:
         return None
     except OSError as error:
         raise ConfigError(f"{path}: cannot read: {error.strerror or error}") from error
+    if len(raw) > MAX_CONFIG_BYTES:
+        raise ConfigError(f"{path}: larger than {MAX_CONFIG_BYTES} bytes")
     unsafe = unsafe_chain(str(path.absolute()))
     if unsafe:
         raise ConfigError(f"{path}: refusing a config another user could change: {unsafe}")

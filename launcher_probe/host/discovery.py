@@ -22,7 +22,12 @@ from typing import TYPE_CHECKING, Any
 
 from launcher_probe.contract import Reason
 from launcher_probe.host.config import configured_codex
-from launcher_probe.host.paths import PathVerdict, check_launcher_path, printable
+from launcher_probe.host.paths import (
+    PathVerdict,
+    check_launcher_path,
+    open_regular_file,
+    printable,
+)
 from launcher_probe.host.shims import interpreter, read_head, resolve_native
 
 if TYPE_CHECKING:
@@ -33,6 +38,8 @@ ENV_VAR = "LAUNCHER_PROBE_CODEX"
 EXECUTABLE = "codex"
 #: Path-rule failures after which there is nothing to resolve.
 _UNRESOLVABLE = (Reason.NOT_ABSOLUTE, Reason.NOT_UTF8, Reason.NOT_FOUND)
+#: Bytes of ``~/.npmrc`` read for its ``prefix=``.
+_NPMRC_LIMIT = 64 * 1024
 
 
 class Source(enum.StrEnum):
@@ -161,16 +168,17 @@ class _Search:
     def result(self) -> Discovery:
         return Discovery(tuple(self.candidates), tuple(self.skipped), tuple(self.searched))
 
-    def look(self, source: Source, pattern: str) -> None:
-        """Search one place (a path or a glob); every existing match becomes a candidate."""
-        place = {"source": str(source), "path": printable(pattern)}
-        if place in self.searched:
+    def look(self, source: Source, place: str, *, pattern: str | None = None) -> None:
+        """Search one place: the path ``place``, or every match of the glob ``pattern`` (in
+        which any directory taken from the environment is escaped) that ``place`` shows."""
+        shown = {"source": str(source), "path": printable(place)}
+        if shown in self.searched:
             return
-        self.searched.append(place)
-        if glob.has_magic(pattern):
+        self.searched.append(shown)
+        if pattern is not None:
             matches = sorted(glob.glob(pattern), key=_natural_key, reverse=True)
         else:
-            matches = [pattern] if os.path.lexists(pattern) else []
+            matches = [place] if os.path.lexists(place) else []
         for match in matches:
             self.add(make_candidate(source, match))
 
@@ -198,7 +206,7 @@ class _Search:
         if os.path.isabs(value):
             return value
         self.skipped.append(
-            {"source": str(source), "entry": f"{name}={value}", "reason": "relative"}
+            {"source": str(source), "entry": f"{name}={printable(value)}", "reason": "relative"}
         )
         return None
 
@@ -230,46 +238,55 @@ class _Search:
             self.look(Source.PATH, os.path.join(entry, EXECUTABLE))
 
     def known_places(self) -> None:
-        for pattern in self._known_patterns():
-            self.look(Source.KNOWN, pattern)
+        for place, pattern in self._known_places():
+            self.look(Source.KNOWN, place, pattern=pattern)
 
-    def _known_patterns(self) -> list[str]:
-        """npm/nvm/fnm/volta/pnpm/bun prefixes, Homebrew, VS Code-family extensions, apps."""
+    def _known_places(self) -> list[tuple[str, str | None]]:
+        """npm/nvm/fnm/volta/pnpm/bun prefixes, Homebrew, VS Code-family extensions, apps:
+        ``(place, glob pattern or None)``."""
         home = str(Path.home())
         darwin = platform.system() == "Darwin"
         data = self.directory(Source.KNOWN, "XDG_DATA_HOME", f"{home}/.local/share")
-        patterns: list[str] = []
+        places: list[tuple[str, str | None]] = []
+
+        def literal(path: str) -> None:
+            places.append((path, None))
+
+        def wildcard(directory: str, rest: str) -> None:
+            places.append((f"{directory}/{rest}", f"{glob.escape(directory)}/{rest}"))
+
         # npm reads its settings from npm_config_* variables in either case.
         npm_env = os.environ.get("npm_config_prefix") or os.environ.get("NPM_CONFIG_PREFIX")  # noqa: SIM112
-        prefixes = [npm_env, _npmrc_prefix(home)]
-        prefixes += [f"{home}/.npm-global", "/usr/local"]
-        patterns += [f"{prefix}/bin/codex" for prefix in prefixes if prefix]
+        for prefix in (npm_env, _npmrc_prefix(home), f"{home}/.npm-global", "/usr/local"):
+            if prefix:
+                literal(f"{prefix}/bin/codex")
         if nvm := self.directory(Source.KNOWN, "NVM_DIR", f"{home}/.nvm"):
-            patterns.append(f"{nvm}/versions/node/*/bin/codex")
+            wildcard(nvm, "versions/node/*/bin/codex")
         fnm_default = f"{home}/Library/Application Support/fnm" if darwin else f"{data}/fnm"
         fnm_dirs = (self.directory(Source.KNOWN, "FNM_DIR", fnm_default), f"{home}/.fnm")
         for fnm in dict.fromkeys(fnm_dirs):
             if fnm:
-                patterns.append(f"{fnm}/node-versions/*/installation/bin/codex")
+                wildcard(fnm, "node-versions/*/installation/bin/codex")
         if volta := self.directory(Source.KNOWN, "VOLTA_HOME", f"{home}/.volta"):
-            patterns.append(f"{volta}/tools/image/packages/@openai/codex/bin/codex")
+            literal(f"{volta}/tools/image/packages/@openai/codex/bin/codex")
         pnpm_default = f"{home}/Library/pnpm" if darwin else f"{data}/pnpm"
         if pnpm := self.directory(Source.KNOWN, "PNPM_HOME", pnpm_default):
-            patterns.append(f"{pnpm}/codex")
+            literal(f"{pnpm}/codex")
         if bun := self.directory(Source.KNOWN, "BUN_INSTALL", f"{home}/.bun"):
-            patterns.append(f"{bun}/bin/codex")
+            literal(f"{bun}/bin/codex")
         if darwin:
-            patterns += ["/opt/homebrew/bin/codex", "/usr/local/bin/codex"]
+            literal("/opt/homebrew/bin/codex")
+            literal("/usr/local/bin/codex")
         else:
-            patterns += ["/home/linuxbrew/.linuxbrew/bin/codex", f"{home}/.linuxbrew/bin/codex"]
+            literal("/home/linuxbrew/.linuxbrew/bin/codex")
+            literal(f"{home}/.linuxbrew/bin/codex")
         for editor in (".vscode*", ".cursor*", ".windsurf*"):
-            patterns.append(f"{home}/{editor}/extensions/openai.chatgpt-*/bin/*/codex")
+            wildcard(home, f"{editor}/extensions/openai.chatgpt-*/bin/*/codex")
         if darwin:
             for apps in ("/Applications", f"{home}/Applications"):
-                patterns += [
-                    f"{apps}/{app}.app/Contents/Resources/codex" for app in ("Codex", "ChatGPT")
-                ]
-        return patterns
+                for app in ("Codex", "ChatGPT"):
+                    literal(f"{apps}/{app}.app/Contents/Resources/codex")
+        return places
 
 
 def _natural_key(text: str) -> list[tuple[int, int | str]]:
@@ -280,7 +297,8 @@ def _natural_key(text: str) -> list[tuple[int, int | str]]:
 def _npmrc_prefix(home: str) -> str | None:
     """An absolute ``prefix=`` from ``~/.npmrc`` (where ``npm install -g`` puts bin/)."""
     try:
-        text = Path(home, ".npmrc").read_text("utf-8", "replace")[:65536]
+        with open_regular_file(os.path.join(home, ".npmrc")) as file:
+            text = file.read(_NPMRC_LIMIT).decode("utf-8", "replace")
     except OSError:
         return None
     prefix = None

@@ -98,7 +98,8 @@ class MetaResult:
 #: The sandbox state as a ``SandboxState``, JSON text, or an already-parsed object.
 StateInput = SandboxState | str | Mapping[str, Any] | None
 #: The Decision bound at the server's launch, or a callable that makes it on demand
-#: (called only when the launcher could be sent), or ``None`` for a server with no launcher.
+#: (called on each request that could carry the launcher: for one-shot use before a launch,
+#: never for a running server), or ``None`` for a server with no launcher.
 LauncherInput = Decision | Callable[[], Decision] | None
 
 

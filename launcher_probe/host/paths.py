@@ -7,6 +7,7 @@ import os
 import stat
 from collections import deque
 from dataclasses import dataclass
+from typing import BinaryIO
 
 from launcher_probe.contract import Reason
 from launcher_probe.errors import InputRejected
@@ -39,6 +40,21 @@ def printable(path: str | bytes) -> str:
     """``path`` as text safe to print or put in JSON (undecodable bytes as ``\\xNN``)."""
     raw = path if isinstance(path, bytes) else os.fsencode(path)
     return raw.decode("utf-8", "backslashreplace")
+
+
+def open_regular_file(path: str) -> BinaryIO:
+    """Open ``path`` for reading when it is a regular file; OSError otherwise.
+
+    A FIFO or device is never opened (checked before) nor blocked on (non-blocking open,
+    checked again on the descriptor), so an untrusted path cannot hang the reader.
+    """
+    if not stat.S_ISREG(os.stat(path).st_mode):
+        raise OSError(errno.EINVAL, "not a regular file", path)
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise OSError(errno.EINVAL, "not a regular file", path)
+    return os.fdopen(fd, "rb")
 
 
 def _as_text(path: str | bytes) -> str | PathVerdict:

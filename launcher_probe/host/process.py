@@ -13,11 +13,13 @@ from __future__ import annotations
 
 import contextlib
 import os
+import select
 import selectors
 import signal
 import subprocess
+import sys
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -114,6 +116,48 @@ def _kill_group(pid: int) -> None:
         os.killpg(pid, signal.SIGKILL)
 
 
+def _kill_pipe_writers(fds: Iterable[int]) -> None:
+    """SIGKILL every other process holding the write end of one of these pipes (Linux
+    ``/proc``; elsewhere nothing): finds a descendant that left the tree, its own session
+    and its parent gone, still holding stdout or stderr."""
+    if sys.platform != "linux":
+        return
+    held = [fd for fd in fds if not _all_writers_closed(fd)]
+    if not held:
+        return
+    pipes = {f"pipe:[{os.fstat(fd).st_ino}]" for fd in held}
+    try:
+        names = os.listdir("/proc")
+    except OSError:
+        return
+    for name in names:
+        if name.isdigit() and int(name) != os.getpid() and _holds_write_end(name, pipes):
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(int(name), signal.SIGKILL)
+
+
+def _all_writers_closed(fd: int) -> bool:
+    """Whether no process holds the write end of the pipe read through ``fd`` (POLLHUP)."""
+    poller = select.poll()
+    poller.register(fd, select.POLLIN)
+    return any(events & select.POLLHUP for _, events in poller.poll(0))
+
+
+def _holds_write_end(pid: str, pipes: set[str]) -> bool:
+    """Whether process ``pid`` has one of ``pipes`` open for writing."""
+    try:
+        for fd in os.listdir(f"/proc/{pid}/fd"):
+            if os.readlink(f"/proc/{pid}/fd/{fd}") not in pipes:
+                continue
+            with open(f"/proc/{pid}/fdinfo/{fd}") as info:
+                flags = next(line for line in info if line.startswith("flags:"))
+            if int(flags.split()[1], 8) & os.O_ACCMODE != os.O_RDONLY:
+                return True
+    except (OSError, StopIteration, ValueError, IndexError):
+        pass
+    return False
+
+
 def _has_exited(pid: int) -> bool:
     """Whether the child exited, without reaping it (so its pid and group stay ours)."""
     return os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
@@ -171,9 +215,10 @@ def run_bounded(
                         selector.unregister(key.fd)
                         open_pipes.discard(key.fd)
                 if open_pipes and watching_exit and _has_exited(child.pid):
-                    # The child is gone but something else holds a pipe: kill those
-                    # stragglers in its group and read on until their ends close.
+                    # The child is gone but something else may hold a pipe: kill those
+                    # stragglers, in its group or not, and read on until the ends close.
                     _kill_group(child.pid)
+                    _kill_pipe_writers(open_pipes)
                     watching_exit = False
                     if pidfd is not None:
                         selector.unregister(pidfd)
@@ -184,6 +229,8 @@ def run_bounded(
         if killed:
             kill_tree(child.pid)
             child.wait()
+        if open_pipes:
+            _kill_pipe_writers(open_pipes)
         if pidfd is not None:
             os.close(pidfd)
         child.stdout.close()

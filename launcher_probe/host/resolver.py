@@ -150,24 +150,32 @@ class _Attempt:
             hit = cache.lookup(Fingerprint.of(path, native), warnings=self.warnings)
             if hit is not None:
                 return _Verdict(hit.fingerprint, hit.result, hit.probed_at, hit.expires_at, True)
-        with cache.locked(path):
-            # Another process may have probed while we waited, or the file changed meanwhile.
-            fingerprint = Fingerprint.of(path, native)
-            hit = cache.lookup(
-                fingerprint,
-                warnings=self.warnings,
-                use_memory=False,
-                probed_since=self.started if self.refresh else None,
-            )
-            if hit is not None:
-                return _Verdict(fingerprint, hit.result, hit.probed_at, hit.expires_at, True)
-            verdict = self.probe(fingerprint)
-            if verdict is not None:
-                try:
-                    cache.store(fingerprint, verdict.result, verdict.probed_at)
-                except OSError as error:
-                    self.warnings.append(f"verdict not cached: {error}")
-            return verdict
+        try:
+            with cache.locked(path):
+                return self.locked_verdict(cache, native)
+        except CacheUnavailable as error:  # the lock file cannot be made: probe uncached
+            self.warnings.append(str(error))
+            return self.probe(Fingerprint.of(path, native))
+
+    def locked_verdict(self, cache: VerdictCache, native: str) -> _Verdict | None:
+        """:meth:`verdict` under the entry lock: read the record again, else probe and store."""
+        # Another process may have probed while we waited, or the file changed meanwhile.
+        fingerprint = Fingerprint.of(self.candidate.path, native)
+        hit = cache.lookup(
+            fingerprint,
+            warnings=self.warnings,
+            use_memory=False,
+            probed_since=self.started if self.refresh else None,
+        )
+        if hit is not None:
+            return _Verdict(fingerprint, hit.result, hit.probed_at, hit.expires_at, True)
+        verdict = self.probe(fingerprint)
+        if verdict is not None:
+            try:
+                cache.store(fingerprint, verdict.result, verdict.probed_at)
+            except OSError as error:
+                self.warnings.append(f"verdict not cached: {error}")
+        return verdict
 
     def probe(self, fingerprint: Fingerprint) -> _Verdict | None:
         from launcher_probe.host.probe import probe_launcher  # a miss only: spawns processes

@@ -15,8 +15,9 @@ import enum
 import os
 import platform
 import re
-import stat
 from dataclasses import dataclass
+
+from launcher_probe.host.paths import open_regular_file
 
 #: Bytes read to classify a file; a script is read up to ``_SCRIPT_LIMIT`` bytes.
 _HEAD = 256
@@ -84,16 +85,13 @@ def host_target() -> Target | None:
 def read_head(path: str) -> bytes:
     """The first bytes of a regular file (more of it when it is a script); b"" otherwise."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+        with open_regular_file(path) as file:
+            head = file.read(_HEAD)
+            if head.startswith(b"#!"):
+                head += file.read(_SCRIPT_LIMIT - len(head))
+            return head
     except OSError:
         return b""
-    with os.fdopen(fd, "rb") as file:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return b""
-        head = file.read(_HEAD)
-        if head.startswith(b"#!"):
-            head += file.read(_SCRIPT_LIMIT - len(head))
-        return head
 
 
 def interpreter(head: bytes) -> str | None:

@@ -62,9 +62,8 @@ def _meta_mapping(meta: object) -> Mapping[str, Any]:
 
 def _read_state(meta: Mapping[str, Any]) -> tuple[SandboxState | None, str]:
     """The state (preferred key first), or None and why; raise when the two keys disagree."""
-    present = [
-        key for key in (SANDBOX_STATE_KEY, SANDBOX_STATE_META_KEY) if meta.get(key) is not None
-    ]
+    # A key present with any value counts (null included): two keys never hide each other.
+    present = [key for key in (SANDBOX_STATE_KEY, SANDBOX_STATE_META_KEY) if key in meta]
     if not present:
         return None, f"sandbox state missing: _meta has no {SANDBOX_STATE_KEY}"
     try:
@@ -91,6 +90,17 @@ def _read_launcher(meta: Mapping[str, Any]) -> tuple[LauncherDescriptor | None, 
     if not verdict.ok:
         return None, f"launcher unusable ({verdict.reason}): {verdict.detail}"
     return launcher, ""
+
+
+def _words(words: Iterable[str], what: str) -> list[str]:
+    """``words`` as a list of NUL-free strings (what ``execve`` can pass); raise otherwise."""
+    if isinstance(words, str):
+        raise TypeError(f"{what} must be a list of words, not one string")
+    checked = list(words)
+    for word in checked:
+        if not isinstance(word, str) or "\0" in word:
+            raise InputRejected(f"{what} holds {word!r}, which is not a NUL-free string")
+    return checked
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,13 +142,13 @@ class SandboxRequest:
 
         Raises ``LauncherUnavailable`` or ``MissingSandboxState`` (unless the operator
         opted out: then ``argv`` comes back unchanged and a warning is logged), and
-        ``InputRejected`` for an empty command or a relative readable root.
+        ``InputRejected`` for an empty command, a relative readable root, or a word that
+        is not a NUL-free string.
         """
-        if isinstance(argv, str):
-            raise TypeError("argv must be a list of words, not one string")
+        argv = _words(argv, "the command")
         if not argv:
             raise InputRejected("the command to run is empty")
-        roots = list(readable_roots)
+        roots = _words(readable_roots, "readable roots")
         for root in roots:
             if not os.path.isabs(root):
                 raise InputRejected(f"readable root {root!r} is not absolute")
@@ -201,6 +211,8 @@ class AuthorityBinding:
     def check(self, other: SandboxRequest) -> None:
         """Raise ``AuthorityChanged`` unless ``other`` carries the very same authority."""
         now = AuthorityBinding.capture(other)
+        # A launcher whose identity cannot be read (gone, unreadable) is never the same file.
+        unreadable = now.launcher_path is not None and now.launcher_identity is None
         changed = [
             name
             for name, before, after in (
@@ -208,7 +220,7 @@ class AuthorityBinding:
                 ("launcher path", self.launcher_path, now.launcher_path),
                 ("launcher file", self.launcher_identity, now.launcher_identity),
             )
-            if before != after
+            if before != after or (name == "launcher file" and unreadable)
         ]
         if changed:
             raise AuthorityChanged(

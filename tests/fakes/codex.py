@@ -25,10 +25,12 @@ Faults (``params`` in brackets; the ``step`` param, ``version``, ``sandbox`` or
 ``any``, says which invocation the fault hits, default in parentheses; ``hang``,
 ``slow_start``, ``crash``, ``flood`` and ``exit_status`` work at any step):
 
-- ``hang`` [orphan=False] (sandbox): spawns a grandchild in its own session that
-  keeps stdout open (its pid goes to ``NAME.pids``), then sleeps forever; with
-  ``orphan``, the grandchild stays in the fake's process group and the fake
-  answers normally and exits, leaving the grandchild holding stdout;
+- ``hang`` [orphan=False, escape=False] (sandbox): spawns a grandchild in its own
+  session that keeps stdout open (its pid goes to ``NAME.pids``), then sleeps
+  forever; with ``orphan``, the grandchild stays in the fake's process group and
+  the fake answers normally and exits, leaving the grandchild holding stdout;
+  with ``escape`` too, that orphan has its own session (no group or tree leads
+  to it, only the pipe it holds);
 - ``slow_start`` [seconds=5, gate=None] (any): sleeps ``seconds`` first, or,
   with ``gate`` (a path), until that file exists but at most ``seconds``;
 - ``crash`` [signal=SIGKILL] (sandbox): kills itself with that signal;
@@ -138,7 +140,7 @@ def slow_start(params: dict[str, Any]) -> None:
     while time.monotonic() < deadline:
         if gate is not None and os.path.exists(gate):
             return
-        time.sleep(0.01 if gate is not None else deadline - time.monotonic())
+        time.sleep(0.01 if gate is not None else max(deadline - time.monotonic(), 0.0))
 
 
 def flood(megabytes: int) -> NoReturn:
@@ -234,7 +236,7 @@ def main(args: list[str]) -> NoReturn:
     if fault == "hang":
         if not params.get("orphan"):
             hang()
-        spawn_grandchild(own_session=False)
+        spawn_grandchild(own_session=bool(params.get("escape")))
     if fault == "crash":
         os.kill(os.getpid(), int(params.get("signal", signal.SIGKILL)))
     if fault == "flood":

@@ -63,6 +63,19 @@ def test_cache_dir_env_overrides_the_root(
     assert not (host_env.cache_dir / "launcher-probe").exists()
 
 
+def test_relative_cache_dir_is_not_used(
+    host_env: HostEnv, fake_codex: FakeCodex, tmp_path: Path
+) -> None:
+    workdir = tmp_path / "cwd"
+    workdir.mkdir()
+    env = {**host_env.env, CACHE_DIR_ENV: "relative-cache"}
+    done = run_cli("resolve", "--json", "--codex", str(fake_codex.path), env=env, cwd=workdir)
+    assert done.returncode == 0, done.stderr
+    (warning,) = json.loads(done.stdout)["warnings"]
+    assert "relative-cache" in warning and "not an absolute path" in warning
+    assert list(workdir.iterdir()) == []
+
+
 @pytest.mark.parametrize("problem", ["writable-by-others", "foreign-owner"])
 def test_untrusted_cache_root_is_not_used(
     host_env: HostEnv, fake_codex: FakeCodex, tmp_path: Path, problem: str
@@ -135,6 +148,9 @@ CORRUPTIONS = {
     "deeply-nested": (_deeply_nested, False),
     "empty": (lambda record: record.write_bytes(b""), False),
     "wrong-schema": (_edit("schema", 99), False),
+    "boolean-schema": (_edit("schema", True), False),
+    "infinite-expiry": (_edit("expires_at", float("inf")), False),
+    "huge-probed-at": (_edit("probed_at", 10**400), False),
     "other-host": (_edit("host_id", "0000000000000000"), False),
     "other-path": (_edit("path", "/elsewhere/codex"), False),
     "wrong-fingerprint-shape": (_edit("fingerprint", {"ino": 1}), False),
@@ -171,6 +187,28 @@ def test_a_bad_record_is_a_miss_never_a_crash(
     code, decision = resolve_json(host_env.env, fake_codex.path)
     assert (code, decision["from_cache"], decision["warnings"]) == (0, True, [])
     assert fake_codex.probe_count() == 2
+
+
+def test_a_failed_store_leaves_no_temporary_file(host_env: HostEnv, fake_codex: FakeCodex) -> None:
+    """A directory in the record's place: the write fails at ``os.replace``, the temporary
+    file is removed, the launcher is still published, and ``cache clear`` does not crash."""
+    record = record_file(host_env, fake_codex.path)
+    record.mkdir(parents=True, mode=0o700)
+    (record / "keep").write_text("")  # a non-empty directory cannot be replaced
+
+    code, decision = resolve_json(host_env.env, fake_codex.path)
+    assert code == 0 and decision["from_cache"] is False
+    ignored, not_cached = decision["warnings"]
+    assert str(record) in ignored and "not a regular file" in ignored
+    assert not_cached.startswith("verdict not cached: ")
+    assert sorted(p.name for p in record.parent.iterdir()) == [
+        record.name,
+        record.with_suffix(".lock").name,
+    ]
+    cleared = run_cli("cache", "clear", "--json", env=host_env.env)
+    assert cleared.returncode == 0, cleared.stderr
+    assert json.loads(cleared.stdout)["removed"] == 0
+    assert record.is_dir()
 
 
 def test_a_record_of_an_older_probe_protocol_is_probed_again(

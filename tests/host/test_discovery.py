@@ -391,3 +391,54 @@ def test_operator_discovery_does_not_import_psutil(host_env: HostEnv) -> None:
         [sys.executable, "-c", code], env=host_env.env, capture_output=True, text=True, check=True
     )
     assert result.stdout == "False\n"
+
+
+def test_glob_characters_in_a_path_entry_are_taken_literally(
+    host_env: HostEnv, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    decoy = native_in(host_env.home / "x")  # what the glob "[x]/codex" would match
+    entry = host_env.home / "[x]"
+    entry.mkdir()
+    monkeypatch.setenv("PATH", str(entry))
+    assert found(discover()) == []
+    real = native_in(entry)
+    monkeypatch.setenv("PATH", f"{entry}:{decoy.parent}")
+    assert found(discover()) == [
+        (Source.PATH, str(real), str(real), None),
+        (Source.PATH, str(decoy), str(decoy), None),
+    ]
+
+
+def test_glob_characters_in_home_are_taken_literally(
+    host_env: HostEnv, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    home = host_env.home / "me[1]"
+    decoy = native_in(host_env.home / "me1" / ".nvm/versions/node/v1/bin")
+    monkeypatch.setenv("HOME", str(home))
+    assert not [c for c in discover().candidates if c.path == str(decoy)]
+    nvm = native_in(home / ".nvm/versions/node/v1/bin")
+    assert (Source.KNOWN, str(nvm), str(nvm), None) in found(discover())
+
+
+@pytest.mark.parametrize("name", ["config", "npmrc"])
+def test_a_fifo_in_place_of_a_file_we_read_never_blocks(host_env: HostEnv, name: str) -> None:
+    if name == "config":
+        fifo = host_env.config_dir / "launcher-probe" / "config.toml"
+        fifo.parent.mkdir(mode=0o700)
+    else:
+        fifo = host_env.home / ".npmrc"
+    os.mkfifo(fifo, 0o600)
+    result = run_cli("discover", "--json", env=host_env.env, timeout=30)
+    if name == "config":
+        assert result.returncode == 4
+        assert result.stderr == f"launcher-probe: {fifo}: cannot read: not a regular file\n"
+    else:
+        assert result.returncode == 3, result.stderr
+
+
+def test_a_relative_non_utf8_location_variable_is_shown_escaped(host_env: HostEnv) -> None:
+    env = {**host_env.env, "NVM_DIR": os.fsdecode(b"nvm-\xff")}
+    result = run_cli("discover", "--json", env=env)
+    assert result.returncode == 3, result.stderr
+    skipped = {"source": "known", "entry": "NVM_DIR=nvm-\\xff", "reason": "relative"}
+    assert skipped in json.loads(result.stdout)["skipped"]

@@ -292,7 +292,9 @@ def test_in_process_decision_types(host_env: HostEnv, fake_codex: FakeCodex) -> 
 # --- the warm path stays light ----------------------------------------------
 
 
-def test_warm_resolve_does_not_import_psutil(host_env: HostEnv, fake_codex: FakeCodex) -> None:
+def test_warm_resolve_imports_neither_psutil_nor_filelock(
+    host_env: HostEnv, fake_codex: FakeCodex
+) -> None:
     published(host_env, fake_codex.path)
     done = subprocess.run(
         [*PYTHON_IMPORTTIME, "resolve", "--codex", str(fake_codex.path)],
@@ -305,7 +307,7 @@ def test_warm_resolve_does_not_import_psutil(host_env: HostEnv, fake_codex: Fake
     assert done.returncode == 0, done.stderr
     imported = re.findall(r"^import time:.*\|\s*(\S+)$", done.stderr, re.MULTILINE)
     assert "launcher_probe.host.resolver" in imported  # the measurement saw the resolver
-    assert [name for name in imported if name.split(".")[0] == "psutil"] == []
+    assert [name for name in imported if name.split(".")[0] in {"psutil", "filelock"}] == []
     assert fake_codex.probe_count() == 1
 
 

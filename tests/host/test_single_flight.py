@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -112,26 +113,25 @@ def _hold(lock_file: Path, env: dict[str, str]) -> subprocess.Popen[str]:
     return holder
 
 
+def _resolve(
+    fake_codex: FakeCodex, host_env: HostEnv, *extra: str
+) -> subprocess.CompletedProcess[str]:
+    return run_cli("resolve", "--json", "--codex", str(fake_codex.path), *extra, env=host_env.env)
+
+
 def test_lock_held_past_the_timeout_is_lock_timeout(
     host_env: HostEnv, fake_codex: FakeCodex
 ) -> None:
     lock_file = VerdictCache().lock_file(str(fake_codex.path))
     holder = _hold(lock_file, host_env.env)
     try:
-        done = run_cli(
-            "resolve",
-            "--json",
-            "--codex",
-            str(fake_codex.path),
-            "--lock-timeout",
-            "0.5",
-            env=host_env.env,
-        )
+        done = _resolve(fake_codex, host_env, "--lock-timeout", "0.5")
         decision = json.loads(done.stdout)
         assert done.returncode == 3
         assert decision["reason"] == "lock_timeout"
         assert str(lock_file) in decision["detail"]
-        assert "waited" in decision["detail"] or "waiting" in decision["detail"]
+        waited = re.search(r"after waiting (\d+\.\d) s", decision["detail"])
+        assert waited is not None and float(waited.group(1)) >= 0.5
         assert "lock_timeout" in done.stderr and str(lock_file) in done.stderr
         assert fake_codex.probe_count() == 0
     finally:
@@ -147,15 +147,24 @@ def test_a_holder_killed_with_sigkill_does_not_block(
     os.kill(holder.pid, signal.SIGKILL)
     assert holder.wait() == -signal.SIGKILL
     assert lock_file.exists()  # the file stays; the OS lock died with its holder
-    done = run_cli(
-        "resolve",
-        "--json",
-        "--codex",
-        str(fake_codex.path),
-        "--lock-timeout",
-        "20",
-        env=host_env.env,
-    )
+    done = _resolve(fake_codex, host_env, "--lock-timeout", "20")
     assert done.returncode == 0, done.stdout
     assert json.loads(done.stdout)["from_cache"] is False
     assert fake_codex.probe_count() == 1
+
+
+def test_an_unusable_lock_file_probes_uncached_with_a_warning(
+    host_env: HostEnv, fake_codex: FakeCodex
+) -> None:
+    """A lock file that cannot be opened (here a directory in its place) is not a vanished
+    binary: the candidate is probed without the cache and published, with a warning."""
+    lock_file = VerdictCache().lock_file(str(fake_codex.path))
+    lock_file.mkdir(mode=0o700)
+    for expected_probes in (1, 2):
+        done = _resolve(fake_codex, host_env)
+        assert done.returncode == 0, done.stdout
+        decision = json.loads(done.stdout)
+        assert decision["from_cache"] is False
+        (warning,) = decision["warnings"]
+        assert str(lock_file) in warning and "not cached" in warning
+        assert fake_codex.probe_count() == expected_probes

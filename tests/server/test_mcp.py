@@ -25,6 +25,7 @@ from launcher_probe.server.mcp import (
 )
 from tests.conftest import HostEnv
 from tests.fakes import FakeCodex
+from tests.processes import dies_soon
 from tests.server.mcp_client import call_run, error_text, outcome, with_example_server
 
 
@@ -102,6 +103,36 @@ def test_fail_closed_by_default_and_the_operator_opt_out(
     assert marker.exists()
     assert "UNSANDBOXED" in (tmp_path / "open.err").read_text()
     assert fake_codex.calls() == []
+
+
+def test_a_command_past_the_timeout_is_killed_with_its_whole_group(
+    host_env: HostEnv, fake_codex: FakeCodex, tmp_path: Path
+) -> None:
+    pidfile = tmp_path / "sleeper.pid"
+    meta = {SANDBOX_STATE_KEY: state_for(tmp_path),
+            SANDBOX_LAUNCHER_KEY: {"codexExecutable": str(fake_codex.path)}}  # fmt: skip
+
+    async def body(client: ClientSession, _: types.InitializeResult) -> Any:
+        return await call_run(client, ["sh", "-c", f"sleep 600 & echo $! > {pidfile}; wait"], meta)
+
+    result = with_example_server(
+        body, env=host_env.env, errlog=tmp_path / "server.err", server_args=("--timeout", "3")
+    )
+    assert "did not finish within 3 s" in error_text(result)
+    assert dies_soon(int(pidfile.read_text()))  # the grandchild, not only the direct child
+
+
+def test_output_is_capped(host_env: HostEnv, fake_codex: FakeCodex, tmp_path: Path) -> None:
+    fake_codex.set_fault("flood", megabytes=3)
+    meta = {SANDBOX_STATE_KEY: state_for(tmp_path),
+            SANDBOX_LAUNCHER_KEY: {"codexExecutable": str(fake_codex.path)}}  # fmt: skip
+
+    async def body(client: ClientSession, _: types.InitializeResult) -> Any:
+        return await call_run(client, ["true"], meta)
+
+    result = outcome(with_example_server(body, env=host_env.env, errlog=tmp_path / "server.err"))
+    assert result["exit_status"] == 0
+    assert result["stdout"] == "x" * (1 << 20)  # 1 MiB, as the README says
 
 
 def test_model_arguments_cannot_opt_out(host_env: HostEnv, tmp_path: Path) -> None:

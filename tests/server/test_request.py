@@ -45,8 +45,14 @@ STATE_TEXT = (
 )
 
 
+#: ``meta_for(state=ABSENT)`` leaves the state key out altogether.
+ABSENT = object()
+
+
 def meta_for(launcher: str | None, state: Any = STATE, **extra: Any) -> dict[str, Any]:
-    meta: dict[str, Any] = {"callId": "call_1", SANDBOX_STATE_KEY: state, **extra}
+    meta: dict[str, Any] = {"callId": "call_1", **extra}
+    if state is not ABSENT:
+        meta[SANDBOX_STATE_KEY] = state
     if launcher is not None:
         meta[SANDBOX_LAUNCHER_KEY] = {"codexExecutable": launcher}
     return meta
@@ -129,6 +135,7 @@ def test_identical_copies_under_both_keys_are_accepted(fake_codex: FakeCodex) ->
         {"sandboxCwd": STATE["sandboxCwd"], **STATE},  # same fields, another order
         {**STATE, "futureField": {"zeta": True, "alpha": ["ü", 2.5, None, True]}},  # 1 vs true
         "not an object",
+        None,  # present but null: it does not let the other key speak alone
     ],
 )
 def test_both_keys_differing_is_refused(fake_codex: FakeCodex, other: Any) -> None:
@@ -142,10 +149,17 @@ def test_both_keys_differing_is_refused(fake_codex: FakeCodex, other: Any) -> No
             SandboxRequest.from_meta(meta).command(["true"])
 
 
+def test_a_null_preferred_key_does_not_defer_to_the_deprecated_one(fake_codex: FakeCodex) -> None:
+    meta = meta_for(str(fake_codex.path), state=None, **{SANDBOX_STATE_META_KEY: STATE})
+    with pytest.raises(MissingSandboxState, match="must be a JSON object"):
+        SandboxRequest.from_meta(meta).command(["true"])
+
+
 @pytest.mark.parametrize(
     ("state", "message"),
     [
-        (None, "sandbox state missing"),
+        (ABSENT, "sandbox state missing"),
+        (None, "sandbox state unusable: sandbox state must be a JSON object"),
         ("{}", "must be a JSON object"),
         ([STATE], "must be a JSON object"),
         ({"nan": float("nan")}, "not JSON"),
@@ -238,6 +252,20 @@ def test_empty_command_and_relative_roots_are_rejected(fake_codex: FakeCodex) ->
         request.command("rm -rf /")
     with pytest.raises(InputRejected, match="not absolute"):
         request.command(["ls"], readable_roots=["relative/dir"])
+    with pytest.raises(TypeError, match="list of words"):
+        request.command(["ls"], readable_roots="/opt")
+
+
+@pytest.mark.parametrize(
+    ("argv", "roots"),
+    [(["echo", "a\0b"], []), (["echo", 7], []), (["ls"], ["/opt\0/etc"])],
+)
+def test_words_execve_cannot_pass_are_rejected(
+    fake_codex: FakeCodex, argv: list[Any], roots: list[str]
+) -> None:
+    request = SandboxRequest.from_meta(meta_for(str(fake_codex.path)))
+    with pytest.raises(InputRejected, match="not a NUL-free string"):
+        request.command(argv, readable_roots=roots)
 
 
 def test_sdk_meta_objects_are_read_with_their_extra_fields(fake_codex: FakeCodex) -> None:
@@ -307,6 +335,22 @@ def test_binding_rejects_a_launcher_that_went_away(fake_codex: FakeCodex) -> Non
     fake_codex.path.unlink()
     with pytest.raises(AuthorityChanged, match="launcher file changed"):
         binding.check(later)
+
+
+def test_binding_rejects_a_launcher_it_could_never_identify(fake_codex: FakeCodex) -> None:
+    meta = meta_for(str(fake_codex.path))
+    request = SandboxRequest.from_meta(meta)  # the launcher passed the path rules here...
+    fake_codex.path.unlink()  # ...and is gone before the binding and every later check
+    binding = AuthorityBinding.capture(request)
+    with pytest.raises(AuthorityChanged, match=r"^refusing to reuse: launcher file changed"):
+        binding.check(request)
+
+
+def test_binding_without_a_launcher_holds_for_the_same_state() -> None:
+    binding = AuthorityBinding.capture(SandboxRequest.from_meta(meta_for(None)))
+    binding.check(SandboxRequest.from_meta(meta_for(None)))
+    with pytest.raises(AuthorityChanged, match="sandbox state changed"):
+        binding.check(SandboxRequest.from_meta(meta_for(None, state={"other": 1})))
 
 
 def test_server_side_does_not_import_psutil() -> None:

@@ -1,0 +1,32 @@
+"""The CLI's promises common to every command: one stderr line, exit codes, --help."""
+
+from __future__ import annotations
+
+import pytest
+
+from launcher_probe.cli import COMMANDS
+from tests.conftest import HostEnv, run_cli
+
+
+def test_a_refusal_is_one_line_with_control_characters_escaped(host_env: HostEnv) -> None:
+    done = run_cli("resolve", "--codex", "/nowhere/co\ndex\x1b[31m", env=host_env.env)
+    assert done.returncode == 3
+    assert done.stderr.count("\n") == 1
+    assert "\x1b" not in done.stderr
+    assert "dex\\x1b[31m" in done.stderr
+
+
+def test_a_usage_error_is_exit_2_and_one_line(host_env: HostEnv) -> None:
+    done = run_cli("resolve", "--no-such-option", env=host_env.env)
+    assert done.returncode == 2
+    assert done.stderr.count("\n") == 1
+    assert "--no-such-option" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize("command", [name for name, *_ in COMMANDS])
+def test_every_command_explains_itself_and_the_exit_codes(host_env: HostEnv, command: str) -> None:
+    done = run_cli(command, "--help", env=host_env.env)
+    assert done.returncode == 0
+    assert "exit codes:" in done.stdout
+    assert "4  input rejected or refused" in done.stdout
