@@ -26,10 +26,15 @@ exit codes:
 """
 
 
+def _escaped(text: str) -> str:
+    """``text`` with control characters (from a path, say) shown escaped, so that a
+    path cannot start a line of its own in a report."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+
+
 def _say(message: str) -> None:
-    """One line on stderr; control characters (from a path, say) are shown escaped."""
-    line = "".join(c if c.isprintable() else repr(c)[1:-1] for c in message)
-    print(f"launcher-probe: {line}", file=sys.stderr)
+    """One line on stderr; control characters are shown escaped."""
+    print(f"launcher-probe: {_escaped(message)}", file=sys.stderr)
 
 
 def _print_json(value: Any) -> None:
@@ -56,16 +61,17 @@ def _run_discover(args: argparse.Namespace) -> int:
     else:
         for number, item in enumerate(report["candidates"], 1):
             verdict = "ok" if item["ok"] else f"REJECTED {item['reason']}: {item['detail']}"
-            print(f"{number}. {item['source']:<10} {item['path']}")
-            print(f"   resolved: {item['resolved'] or '-'}\n   verdict:  {verdict}")
+            print(_escaped(f"{number}. {item['source']:<10} {item['path']}"))
+            print(_escaped(f"   resolved: {item['resolved'] or '-'}"))
+            print(_escaped(f"   verdict:  {verdict}"))
             for place in item["also_found_at"]:
-                print(f"   also at:  {place['source']:<10} {place['path']}")
+                print(_escaped(f"   also at:  {place['source']:<10} {place['path']}"))
         for item in report["skipped"]:
             print(f"skipped {item['source']} entry {item['entry']!r}: {item['reason']}")
         if not found.usable:
             print("No usable Codex CLI. Looked at:")
             for place in report["searched"]:
-                print(f"  {place['source']:<10} {place['path']}")
+                print(_escaped(f"  {place['source']:<10} {place['path']}"))
     if not found.usable:
         count = len(found.candidates)
         raise NothingUsable(
@@ -307,10 +313,10 @@ def _run_probe(args: argparse.Namespace) -> int:
     if args.json:
         _print_json({"path": path, "probed_path": native, **result.to_json()})
     elif result.ok:
-        print(f"pass: {native}: {result.detail} in {result.duration:.2f} s")
+        print(_escaped(f"pass: {native}: {result.detail} in {result.duration:.2f} s"))
     else:
         transient = "transient" if result.transient else "permanent"
-        print(f"fail ({transient}): {native}: {result.reason}: {result.detail}")
+        print(_escaped(f"fail ({transient}): {native}: {result.reason}: {result.detail}"))
     return int(ExitCode.OK if result.ok else ExitCode.WITHHELD)
 
 
@@ -363,9 +369,11 @@ def _run_resolve(args: argparse.Namespace) -> int:
 
 def _add_cache(parser: argparse.ArgumentParser) -> None:
     sub = parser.add_subparsers(dest="cache_command", metavar="show|clear", required=True)
-    show = sub.add_parser("show", help="list this host's cached verdicts, fresh or stale")
+    shown = "list this host's cached verdicts, fresh or stale against the file now"
+    show = sub.add_parser("show", help=shown, description=shown)
     show.add_argument("--json", action="store_true", help="print the stable JSON listing")
-    clear = sub.add_parser("clear", help="remove this host's cached verdicts")
+    cleared = "remove this host's cached verdicts (other hosts' records are kept)"
+    clear = sub.add_parser("clear", help=cleared, description=cleared)
     clear.add_argument("--json", action="store_true", help='print {"directory", "removed"}')
 
 

@@ -24,7 +24,8 @@ class InvalidSandboxState(InputRejected, ValueError):
 
 
 def loads_strict(text: str, what: str) -> Any:
-    """``json.loads`` that rejects NaN/Infinity, out-of-range numbers and repeated keys.
+    """``json.loads`` that rejects NaN/Infinity, out-of-range numbers, repeated keys and
+    lone surrogates (``"\\ud800"`` parses, but is no UTF-8 text: Codex refuses it).
 
     Errors are ``InvalidJSON`` whose message starts with ``what``.
     """
@@ -53,17 +54,24 @@ def loads_strict(text: str, what: str) -> Any:
         return result
 
     try:
-        return json.loads(
+        value = json.loads(
             text,
             parse_constant=reject_constant,
             parse_float=parse_float,
             parse_int=parse_int,
             object_pairs_hook=unique_keys,
         )
+        json.dumps(value, ensure_ascii=False).encode("utf-8")
     except json.JSONDecodeError as error:
         raise InvalidJSON(f"{what} is not valid JSON: {error}") from error
     except RecursionError as error:
         raise InvalidJSON(f"{what} is nested too deeply") from error
+    except UnicodeEncodeError as error:
+        code = ord(error.object[error.start])
+        raise InvalidJSON(
+            f"{what} contains a lone surrogate (\\u{code:04x}), which is not UTF-8"
+        ) from error
+    return value
 
 
 def _compact(value: Any) -> str:

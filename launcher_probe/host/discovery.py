@@ -89,8 +89,8 @@ class Discovery:
     """Candidates in order, the entries that were skipped (with why), and what was searched.
 
     ``skipped`` items are ``{"source", "entry", "reason"}`` with reason ``empty`` or
-    ``relative`` (a PATH entry, or ``NAME=value`` for a location variable); ``searched``
-    items are ``{"source", "path"}`` (``path`` may hold a glob ``*``).
+    ``relative`` (a PATH entry, ``NAME=value`` for a location variable, or a place under a
+    relative HOME); ``searched`` items are ``{"source", "path"}`` (``path`` may hold a glob ``*``).
     """
 
     candidates: tuple[Candidate, ...]
@@ -170,7 +170,13 @@ class _Search:
 
     def look(self, source: Source, place: str, *, pattern: str | None = None) -> None:
         """Search one place: the path ``place``, or every match of the glob ``pattern`` (in
-        which any directory taken from the environment is escaped) that ``place`` shows."""
+        which any directory taken from the environment is escaped) that ``place`` shows.
+        A relative place (from a relative ``HOME``) is skipped: it would depend on the cwd."""
+        if not os.path.isabs(place):
+            skip = {"source": str(source), "entry": printable(place), "reason": "relative"}
+            if skip not in self.skipped:
+                self.skipped.append(skip)
+            return
         shown = {"source": str(source), "path": printable(place)}
         if shown in self.searched:
             return

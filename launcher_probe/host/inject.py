@@ -11,7 +11,7 @@ from __future__ import annotations
 import enum
 import json
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from launcher_probe.contract import (
@@ -62,20 +62,22 @@ _METHOD_NOUN = {Method.TOOLS_CALL: "tool call", Method.RESOURCES_READ: "resource
 
 @dataclass(frozen=True, slots=True)
 class ServerDescription:
-    """A connected server: its name, transport and ``capabilities.experimental`` object."""
+    """A connected server: its name, transport and ``capabilities.experimental`` object
+    (``None``, as an SDK gives for a server that declares none, counts as ``{}``)."""
 
     name: str
     transport: Transport
-    capabilities: Mapping[str, Any] = field(default_factory=dict)
+    capabilities: Mapping[str, Any] | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "transport", Transport(self.transport))
-        if not isinstance(self.capabilities, Mapping):
+        if not isinstance(self.capabilities, Mapping | None):
             raise TypeError("capabilities must be the experimental capabilities object")
 
     def wants_sandbox_state(self) -> bool:
         """True when either sandbox capability is advertised (its value is ignored)."""
-        return any(name in self.capabilities for name in SANDBOX_CAPABILITIES)
+        advertised = self.capabilities or {}
+        return any(name in advertised for name in SANDBOX_CAPABILITIES)
 
 
 @dataclass(frozen=True, slots=True)

@@ -31,6 +31,9 @@ OUTPUT_LIMIT = 64 * 1024
 _READ_SIZE = 64 * 1024
 #: Without a pidfd, how often the loop checks whether the child exited.
 _POLL_INTERVAL = 0.05
+#: The longest single wait: select() overflows on timeouts of weeks (epoll counts in
+#: int milliseconds), so a far deadline is reached in steps.
+_MAX_WAIT = 3600.0
 #: How long, and how often, to check that SIGKILLed descendants (not our children) died.
 _DEATH_TIMEOUT = 2.0
 _DEATH_POLL = 0.002
@@ -209,7 +212,7 @@ def run_bounded(
             watching_exit = True
             while open_pipes and time.monotonic() < deadline:
                 remaining = deadline - time.monotonic()
-                wait = remaining if pidfd is not None else min(remaining, _POLL_INTERVAL)
+                wait = min(remaining, _MAX_WAIT if pidfd is not None else _POLL_INTERVAL)
                 for key, _ in selector.select(wait):
                     if key.fd in open_pipes and not _drain(key.fd, sinks[key.fd], deadline):
                         selector.unregister(key.fd)

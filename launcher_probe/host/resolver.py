@@ -198,7 +198,8 @@ def _withheld(found: Discovery, tried: list[PassedOver], warnings: list[str]) ->
             tuple(warnings),
         )
     first = tried[0]
-    detail = f"{first.path}: {first.detail}"
+    # Path-rule details name the path already; probe details do not.
+    detail = first.detail if first.path in first.detail else f"{first.path}: {first.detail}"
     if len(tried) > 1:
         detail += f" (and {len(tried) - 1} more candidate(s) passed over)"
     return Withheld(first.reason, detail, tuple(tried), tuple(warnings))

@@ -31,7 +31,8 @@ class FakeCodex:
     path: Path
 
     def side_file(self, suffix: str) -> Path:
-        """``<path>.<suffix>``: ``fault.json``, ``calls``, ``pids`` or ``replaced``."""
+        """``<path>.<suffix>``: ``fault.json``, ``calls``, ``context``, ``pids`` or
+        ``replaced``."""
         return self.path.with_name(f"{self.path.name}.{suffix}")
 
     def set_fault(self, fault: str | None, **params: Any) -> None:
@@ -51,6 +52,15 @@ class FakeCodex:
         """The arguments (after the program name) of every invocation so far, in order."""
         try:
             text = self.side_file("calls").read_text()
+        except FileNotFoundError:
+            return []
+        return [json.loads(line) for line in text.splitlines()]
+
+    def contexts(self) -> list[dict[str, Any]]:
+        """What every invocation so far was started with (``env``, ``pid``, ``sid``,
+        ``stdin``), in the order of ``calls()``."""
+        try:
+            text = self.side_file("context").read_text()
         except FileNotFoundError:
             return []
         return [json.loads(line) for line in text.splitlines()]

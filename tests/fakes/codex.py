@@ -8,6 +8,9 @@ side file lives beside the installed file (after resolving symlinks):
 - ``NAME.fault.json``  ``{"fault": F, "params": {...}}`` or absent (no fault);
 - ``NAME.calls``       one JSON array per invocation: its arguments after the
   program name, appended with a single O_APPEND write *before* any fault acts;
+- ``NAME.context``     one JSON object per invocation, in the same order: its
+  ``env``, ``pid``, session id ``sid`` and ``stdin`` (``devnull``, ``closed`` or
+  ``other``);
 - ``NAME.pids``        pids of grandchildren spawned by ``hang``, one a line;
 - ``NAME.replaced``    one line per self-replacement done by ``replace_self``.
 
@@ -43,6 +46,8 @@ Faults (``params`` in brackets; the ``step`` param, ``version``, ``sandbox`` or
 - ``exit_status`` [code=1] (sandbox): exits with ``code`` without running CMD;
 - ``wrong_nonce`` (sandbox): prints a different random nonce, exit 0;
 - ``noise`` (sandbox): runs CMD and wraps its stdout in extra lines, exit 0;
+- ``pretend`` (sandbox): runs nothing and prints the last word of CMD (where the
+  probe puts its nonce), exit 0: as if every write were blocked, yet it succeeds;
 - ``replace_self`` [times=1] (sandbox): on each of the first ``times`` sandbox
   invocations, atomically replaces its own file by a fresh copy (new inode)
   before answering normally.
@@ -76,6 +81,7 @@ DEFAULT_STEPS = {
     "exit_status": "sandbox",
     "wrong_nonce": "sandbox",
     "noise": "sandbox",
+    "pretend": "sandbox",
     "replace_self": "sandbox",
 }
 USAGE = "Usage: codex [OPTIONS] [PROMPT]\n       codex [OPTIONS] <COMMAND> [ARGS]\n"
@@ -95,6 +101,16 @@ def append_line(path: Path, line: str) -> None:
         os.write(fd, (line + "\n").encode())
     finally:
         os.close(fd)
+
+
+def context() -> dict[str, Any]:
+    """What this invocation was started with, for the probe's hygiene tests."""
+    try:
+        same = os.path.samestat(os.fstat(0), os.stat(os.devnull))
+        stdin = "devnull" if same else "other"
+    except OSError:
+        stdin = "closed"
+    return {"env": dict(os.environ), "pid": os.getpid(), "sid": os.getsid(0), "stdin": stdin}
 
 
 def load_fault() -> tuple[str | None, dict[str, Any]]:
@@ -212,6 +228,10 @@ def run_sandbox(args: list[str], fault: str | None, params: dict[str, Any]) -> N
     if fault == "replace_self":
         replace_self(int(params.get("times", 1)))
     state, command = parse_sandbox(args)
+    if fault == "pretend":
+        sys.stdout.write(command[-1].split()[-1])
+        sys.stdout.flush()
+        os._exit(0)
     os.chdir(unquote(urlsplit(state["sandboxCwd"]).path))
     env = dict(os.environ, IS_SANDBOX="yes")
     if fault == "noise":
@@ -227,6 +247,7 @@ def run_sandbox(args: list[str], fault: str | None, params: dict[str, Any]) -> N
 
 def main(args: list[str]) -> NoReturn:
     append_line(side_file("calls"), json.dumps(args))
+    append_line(side_file("context"), json.dumps(context()))
     fault, params = load_fault()
     step = "version" if args == ["--version"] else "sandbox" if args[:1] == ["sandbox"] else ""
     if fault is not None and params.get("step", DEFAULT_STEPS.get(fault)) not in (step, "any"):

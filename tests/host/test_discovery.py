@@ -360,18 +360,28 @@ def test_harness_running_the_npm_node_shim_resolves_to_native(
     assert (harness["path"], harness["resolved"], harness["ok"]) == (str(link), str(native), True)
 
 
-@pytest.mark.parametrize("replacement", ["deleted", "replaced"])
-def test_harness_binary_gone_from_disk_is_reported_not_renamed(
+@pytest.mark.parametrize("replacement", ["kept", "deleted", "replaced"])
+def test_harness_binary_named_codex_and_gone_from_disk(
     host_env: HostEnv, tmp_path: Path, replacement: str
 ) -> None:
+    """A native executable named codex (a copy of sh) runs discover as its child; once its
+    file is deleted or replaced, it is reported rather than the file now at that path."""
     codex = tmp_path / "harness" / "codex"
     codex.parent.mkdir()
     shutil.copy(os.path.realpath(shutil.which("sh") or "/bin/sh"), codex)
     codex.chmod(0o755)
+    remove = "" if replacement == "kept" else 'rm -f "$0"; '
     replace = 'printf "#!/bin/sh\\n" > "$0"; chmod 755 "$0"; ' if replacement == "replaced" else ""
-    script = f'rm -f "$0"; {replace}"$TEST_PYTHON" -m launcher_probe discover --json; exit $?'
+    script = f'{remove}{replace}"$TEST_PYTHON" -m launcher_probe discover --json; exit $?'
     env = {**host_env.env, "TEST_PYTHON": sys.executable}
     harness = _run_harness([str(codex), "-c", script, str(codex)], env)
+    if replacement == "kept":
+        assert (harness["path"], harness["resolved"], harness["ok"]) == (
+            str(codex),
+            str(codex),
+            True,
+        )
+        return
     assert codex.exists() is (replacement == "replaced")
     assert (harness["path"], harness["resolved"], harness["ok"], harness["reason"]) == (
         str(codex),
@@ -442,3 +452,38 @@ def test_a_relative_non_utf8_location_variable_is_shown_escaped(host_env: HostEn
     assert result.returncode == 3, result.stderr
     skipped = {"source": "known", "entry": "NVM_DIR=nvm-\\xff", "reason": "relative"}
     assert skipped in json.loads(result.stdout)["skipped"]
+
+
+def test_control_characters_in_a_path_are_escaped_in_the_human_report(
+    host_env: HostEnv, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A directory name cannot forge a line (here: another candidate) of the report."""
+    native = native_in(host_env.home / "x\n2. path       evil")
+    monkeypatch.setenv("PATH", str(native.parent))
+    human = run_cli("discover", env=dict(os.environ))
+    assert human.returncode == 0, human.stderr
+    shown = f"{host_env.home}/x\\n2. path       evil/codex"
+    lines = human.stdout.splitlines()
+    assert lines[:3] == [f"1. path       {shown}", f"   resolved: {shown}", "   verdict:  ok"]
+    report = json.loads(run_cli("discover", "--json", env=dict(os.environ)).stdout)
+    assert [c["path"] for c in report["candidates"]] == [str(native)]
+
+
+def test_places_under_a_relative_home_are_skipped_not_searched(
+    host_env: HostEnv, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """With HOME relative, a ``codex`` under it would be found relative to the cwd."""
+    planted = native_in(tmp_path / "rel" / ".npm-global" / "bin")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("HOME", "rel")
+    discovery = discover()
+    assert found(discovery) == []
+    assert planted.exists()
+    skipped = {"source": "known", "entry": "rel/.npm-global/bin/codex", "reason": "relative"}
+    assert skipped in discovery.skipped
+    assert {
+        "source": "standalone",
+        "entry": "CODEX_INSTALL_DIR=rel/.local/bin",
+        "reason": "relative",
+    } in discovery.skipped
+    assert all(os.path.isabs(place["path"].split("*")[0]) for place in discovery.searched[1:])

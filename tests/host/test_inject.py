@@ -238,13 +238,14 @@ def test_reserved_keys_are_checked_before_the_binding() -> None:
 
 # --- rules 4 and 5: sandbox keys and the launcher ---------------------------------------------
 
-SANDBOX_ROWS = [
+SANDBOX_ROWS: list[tuple[dict[str, Any] | None, bool, str, str, bool, bool, Reason | None]] = [
     # capabilities, state given, transport, decision, keys sent, launcher, reason
     (CAPABLE, True, "stdio", "published", True, True, None),
     ({"codex/sandbox-state-meta": {}}, True, "stdio", "published", True, True, None),
     ({"codex/sandbox-state": None}, True, "stdio", "published", True, True, None),
     ({"codex/sandbox-state-meta": False}, True, "stdio", "published", True, True, None),
     ({}, True, "stdio", "published", False, False, Reason.CAPABILITY_NOT_ADVERTISED),
+    (None, True, "stdio", "published", False, False, Reason.CAPABILITY_NOT_ADVERTISED),
     ({"codex/auth-change": {}}, True, "stdio", "published", False, False,
      Reason.CAPABILITY_NOT_ADVERTISED),
     (CAPABLE, False, "stdio", "published", False, False, Reason.NO_SANDBOX_STATE),
@@ -281,7 +282,7 @@ def decision_in_state(kind: str, binary: Path) -> Decision:
 def test_sandbox_keys_and_launcher(
     binary: Path,
     method: str,
-    capabilities: dict[str, Any],
+    capabilities: dict[str, Any] | None,
     with_state: bool,
     transport: str,
     kind: str,
@@ -450,6 +451,9 @@ def test_dumps_meta_explain_shape(published: Published) -> None:
         "",
         '{"a": 1' + "0" * 5000 + "}",
         {"a": float("nan")},
+        '{"a": "\\ud800"}',  # a lone surrogate: valid JSON grammar, not UTF-8
+        '{"\\udc00x": 1}',
+        {"a": ["\udbff"]},
     ],
 )
 def test_invalid_state_is_rejected(state: Any) -> None:

@@ -227,6 +227,18 @@ def test_malformed_json_arguments_are_usage_errors(host_env: HostEnv, option: st
     assert err.count("\n") == 1
 
 
+@pytest.mark.parametrize("option", ["--capabilities", "--caller-meta", "--host-meta", "--state"])
+def test_a_lone_surrogate_is_refused_not_an_internal_error(host_env: HostEnv, option: str) -> None:
+    """JSON grammar allows an unpaired ``\\ud800`` escape; it is not UTF-8 (Codex's parser
+    refuses it too), so it is refused in one line instead of failing on output."""
+    args = {"--capabilities": CAPABLE, option: '{"x": "\\ud800"}'}
+    code, out, err = meta(host_env, "--transport", "http", *(x for kv in args.items() for x in kv))
+    what = "sandbox state" if option == "--state" else option
+    expected_code = 4 if option == "--state" else 2
+    text = f"{what} contains a lone surrogate (\\ud800), which is not UTF-8"
+    assert_one_line_error(code, out, err, expected_code, text)
+
+
 # --- the real Codex CLI 0.169.0 ---------------------------------------------------------------
 
 

@@ -17,7 +17,7 @@ from launcher_probe.contract import Reason
 from launcher_probe.host.probe import probe_launcher
 from launcher_probe.host.probe_result import ProbeLevel, ProbeResult, ProbeStep
 from tests.conftest import HostEnv, run_cli
-from tests.fakes import FakeCodex
+from tests.fakes import FakeCodex, install_fake_codex
 from tests.processes import dies_soon
 
 CAPABILITY = ProbeLevel.CAPABILITY
@@ -287,6 +287,75 @@ print(json.dumps(probe_launcher(sys.argv[1]).to_json()))
     assert fake_codex.calls() == []
 
 
+def test_a_sandbox_that_runs_nothing_fails_the_on_disk_write_check(fake_codex: FakeCodex) -> None:
+    """Printing the nonce is not enough at the enforcement level: the write inside
+    sandboxCwd must have left its file."""
+    fake_codex.set_fault("pretend")
+    assert probe(fake_codex).ok, "the capability step alone cannot tell"
+    result = probe(fake_codex, level=ENFORCEMENT)
+    assert (result.ok, result.reason, result.transient) == (False, Reason.PROBE_FAILED, False)
+    assert [(step.name, step.exit_status) for step in result.steps] == [
+        ("identity", 0),
+        ("capability", 0),
+        ("read_only_blocks", 0),
+        ("workspace_write_allows", 0),
+    ]
+    assert result.detail == (
+        "workspace_write_allows: the workspace-write profile's write inside sandboxCwd left no file"
+    )
+
+
+def test_every_step_gets_devnull_stdin_its_own_session_and_a_small_private_environment(
+    fake_codex: FakeCodex, tmp_path: Path
+) -> None:
+    """The probe runs in a process whose stdin is a pipe with input and whose environment
+    carries the caller's HOME, CODEX_HOME and more: none of it may reach the steps."""
+    script = (
+        "import sys\nfrom launcher_probe.host.probe import probe_launcher\n"
+        "print(probe_launcher(sys.argv[1]).ok)\n"
+    )
+    caller_env = {
+        **os.environ,
+        "HOME": str(tmp_path / "caller-home"),
+        "CODEX_HOME": str(tmp_path / "caller-codex-home"),
+        "PATH": f"{tmp_path}:/usr/bin:/bin",
+        "RUST_BACKTRACE": "full",
+        "LAUNCHER_PROBE_SECRET": "not for the probe",
+    }
+    ran = subprocess.run(
+        [sys.executable, "-c", script, str(fake_codex.path)],
+        env=caller_env,
+        input="the caller's input\n",
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    assert ran.stdout == "True\n", ran.stderr
+    contexts = fake_codex.contexts()
+    assert len(contexts) == len(fake_codex.calls()) == 2
+    for context in contexts:
+        env = context["env"]
+        assert sorted(env) == ["CODEX_HOME", "HOME", "LC_ALL", "PATH", "RUST_BACKTRACE"]
+        assert (env["PATH"], env["LC_ALL"], env["RUST_BACKTRACE"]) == (
+            "/usr/bin:/bin",
+            "C.UTF-8",
+            "0",
+        )
+        assert context["sid"] == context["pid"], "the step leads its own session"
+        assert context["stdin"] == "devnull"
+    ((home, codex_home),) = {(c["env"]["HOME"], c["env"]["CODEX_HOME"]) for c in contexts}
+    assert Path(home).parent == Path(codex_home).parent != tmp_path
+    assert home != codex_home
+    assert not Path(home).parent.exists(), "the private directories are removed"
+
+
+@pytest.mark.parametrize("timeout", [3e6, 1e300])
+def test_a_far_deadline_is_no_error(fake_codex: FakeCodex, timeout: float) -> None:
+    """select() overflows on a timeout of weeks (epoll counts in int milliseconds)."""
+    assert probe(fake_codex, timeout=timeout).ok
+
+
 def test_the_fake_fails_enforcement_because_it_does_not_sandbox(fake_codex: FakeCodex) -> None:
     result = probe(fake_codex, level=ENFORCEMENT)
     assert (result.ok, result.reason, result.level) == (False, Reason.PROBE_FAILED, ENFORCEMENT)
@@ -358,6 +427,34 @@ def test_probe_command_json_and_exit_codes(host_env: HostEnv, fake_codex: FakeCo
     assert timed_out.returncode == 3
     assert timed_out.stdout.startswith("fail (transient): ")
     assert "probe_timeout" in timed_out.stdout
+
+
+@pytest.mark.parametrize(
+    "args",
+    [["--timeout", "0"], ["--timeout", "-1"], ["--timeout", "nan"], ["--level", "bogus"]],
+)
+def test_probe_command_usage_errors(
+    host_env: HostEnv, fake_codex: FakeCodex, args: list[str]
+) -> None:
+    ran = run_cli("probe", str(fake_codex.path), *args, env=host_env.env)
+    assert (ran.returncode, ran.stdout) == (2, "")
+    assert ran.stderr.startswith(f"launcher-probe: argument {args[0]}: ")
+    assert ran.stderr.count("\n") == 1
+    assert fake_codex.calls() == []
+
+
+def test_probe_command_escapes_control_characters_of_the_path(
+    host_env: HostEnv, tmp_path: Path
+) -> None:
+    directory = tmp_path / "x\npass: evil"
+    directory.mkdir(mode=0o755)
+    fake = install_fake_codex(directory)
+    ran = run_cli("probe", str(fake.path), env=host_env.env)
+    assert ran.returncode == 0, ran.stderr
+    assert ran.stdout.startswith(f"pass: {tmp_path}/x\\npass: evil/codex: codex-cli 0.169.0")
+    assert ran.stdout.count("\n") == 1
+    as_json = json.loads(run_cli("probe", str(fake.path), "--json", env=host_env.env).stdout)
+    assert as_json["probed_path"] == str(fake.path)
 
 
 def test_probe_command_checks_the_path_rules_first(

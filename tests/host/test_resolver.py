@@ -10,6 +10,7 @@ import os
 import re
 import subprocess
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -19,7 +20,7 @@ import pytest
 from launcher_probe.contract import Reason
 from launcher_probe.host.decision import Published, Withheld
 from launcher_probe.host.discovery import discover
-from launcher_probe.host.resolver import resolve_launcher
+from launcher_probe.host.resolver import ResolverConfig, resolve_launcher
 from tests.conftest import HostEnv, run_cli
 from tests.fakes import FakeCodex, install_fake_codex
 
@@ -99,6 +100,7 @@ def test_path_rule_failure_is_withheld_without_probing(
     fake_codex.path.chmod(0o757)  # writable by others
     code, decision = resolve_json(host_env, "--codex", str(fake_codex.path))
     assert (code, decision["reason"]) == (3, "unsafe_permissions")
+    assert decision["detail"].count(str(fake_codex.path)) == 1  # named once, not repeated
     assert fake_codex.probe_count() == 0
 
 
@@ -289,6 +291,42 @@ def test_in_process_decision_types(host_env: HostEnv, fake_codex: FakeCodex) -> 
     assert fake_codex.probe_count() == 2
 
 
+class TouchingClock:
+    """A wall clock that, once armed, touches ``path`` on its ``at``-th call: inside the
+    cache lookup, after the file was fingerprinted and before the hit is published."""
+
+    def __init__(self, path: Path, at: int) -> None:
+        self.path, self.at, self.calls = path, at, -1
+
+    def arm(self) -> None:
+        self.calls = 0
+
+    def __call__(self) -> float:
+        if self.calls >= 0:
+            self.calls += 1
+            if self.calls == self.at:
+                st = self.path.stat()
+                os.utime(self.path, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000_000))
+        return time.time()
+
+
+def test_a_cache_hit_is_rechecked_against_the_file_when_published(
+    host_env: HostEnv, fake_codex: FakeCodex
+) -> None:
+    """The binary changes between the lookup that found its verdict and the publish: the
+    stale verdict is not published; the changed file is probed and published instead."""
+    clock = TouchingClock(fake_codex.path, at=2)  # 1: the attempt starts, 2: the lookup
+    config = ResolverConfig(clock=clock)
+    assert isinstance(resolve_launcher(str(fake_codex.path), config=config), Published)
+    clock.arm()
+    decision = resolve_launcher(str(fake_codex.path), config=config)
+    assert clock.calls > 2  # the touch happened
+    assert isinstance(decision, Published)
+    assert decision.from_cache is False
+    assert decision.fingerprint.still_matches()
+    assert fake_codex.probe_count() == 2
+
+
 # --- the warm path stays light ----------------------------------------------
 
 
@@ -324,6 +362,25 @@ def test_real_codex_resolves_and_then_comes_from_the_cache(
     second = published(host_env, real_codex)
     assert second["from_cache"] is True
     assert second["probed_at"] == first["probed_at"]
+
+
+@pytest.mark.real_codex
+def test_real_codex_found_on_path_prints_its_descriptor_then_comes_from_the_cache(
+    host_env: HostEnv, real_codex: Path
+) -> None:
+    """The fetched CLI on PATH, no --codex: a plain resolve prints the descriptor alone, and
+    later resolves take the stored verdict (a new probe would store a new probed_at)."""
+    env = {**host_env.env, "PATH": f"{real_codex.parent}:{host_env.env['PATH']}"}
+    descriptor = json.dumps({"codexExecutable": str(real_codex)}) + "\n"
+    first = run_cli("resolve", env=env)
+    assert (first.returncode, first.stdout, first.stderr) == (0, descriptor, ""), first.stderr
+    (entry,) = json.loads(run_cli("cache", "show", "--json", env=env).stdout)["records"]
+    assert (entry["path"], entry["ok"], entry["state"]) == (str(real_codex), True, "fresh")
+    second = run_cli("resolve", env=env)
+    assert (second.returncode, second.stdout, second.stderr) == (0, descriptor, "")
+    decision = json.loads(run_cli("resolve", "--json", env=env).stdout)
+    assert (decision["source"], decision["from_cache"]) == ("path", True)
+    assert decision["probed_at"] == entry["probed_at"]
 
 
 @pytest.mark.real_codex

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -110,7 +111,14 @@ def test_exec_reads_meta_from_a_file(
     ("meta", "message"),
     [
         ("launcher-missing", "launcher missing: _meta has no codex/sandbox-launcher"),
+        ("launcher-relative", "codexExecutable must be absolute: 'codex'"),
+        ("launcher-not-a-string", "codexExecutable must be a string"),
+        ("launcher-a-directory", "launcher unusable (not_regular_file)"),
+        ("launcher-not-executable", "launcher unusable (not_executable)"),
+        ("launcher-writable-by-others", "launcher unusable (unsafe_permissions)"),
         ("state-missing", "sandbox state missing: _meta has no codex/sandbox-state"),
+        ("state-not-an-object", "sandbox state unusable: sandbox state must be a JSON object"),
+        ("state-lone-surrogate", "contains a lone surrogate (\\ud800), which is not UTF-8"),
         ("ambiguous", "carry different states"),
         ("not-json", "--meta is not valid JSON"),
         ("not-object", "_meta must be a JSON object"),
@@ -122,8 +130,25 @@ def test_exec_refuses_with_exit_4_and_runs_nothing(
     meta: str, message: str,
 ) -> None:  # fmt: skip
     state = read_only_state(workspace)
+    not_executable = tmp_path / "not-executable"
+    shutil.copy(fake_codex.path, not_executable)
+    not_executable.chmod(0o644)
+    writable = tmp_path / "writable-by-others"
+    shutil.copy(fake_codex.path, writable)
+    writable.chmod(0o757)
+
+    def forged(launcher: object) -> str:
+        return json.dumps({SANDBOX_STATE_KEY: state, SANDBOX_LAUNCHER_KEY: launcher})
+
     given = {
         "launcher-missing": meta_json(None, state),
+        "launcher-relative": forged({"codexExecutable": "codex"}),
+        "launcher-not-a-string": forged({"codexExecutable": ["/bin/sh"]}),
+        "launcher-a-directory": meta_json(fake_codex.path.parent, state),
+        "launcher-not-executable": meta_json(not_executable, state),
+        "launcher-writable-by-others": meta_json(writable, state),
+        "state-not-an-object": meta_json(fake_codex.path, json.dumps(state)),
+        "state-lone-surrogate": meta_json(fake_codex.path, {**state, "x": "\ud800"}),
         "state-missing": json.dumps(
             {SANDBOX_LAUNCHER_KEY: {"codexExecutable": str(fake_codex.path)}}
         ),

@@ -163,6 +163,8 @@ def test_a_null_preferred_key_does_not_defer_to_the_deprecated_one(fake_codex: F
         ("{}", "must be a JSON object"),
         ([STATE], "must be a JSON object"),
         ({"nan": float("nan")}, "not JSON"),
+        ({"x": "\ud800"}, r"lone surrogate \(\\ud800\), which is not UTF-8"),
+        ({"\udfff": 1}, r"lone surrogate \(\\udfff\)"),
     ],
 )
 def test_missing_or_unusable_state_is_refused(
