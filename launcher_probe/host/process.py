@@ -34,7 +34,8 @@ _POLL_INTERVAL = 0.05
 #: The longest single wait: select() overflows on timeouts of weeks (epoll counts in
 #: int milliseconds), so a far deadline is reached in steps.
 _MAX_WAIT = 3600.0
-#: How long, and how often, to check that SIGKILLed descendants (not our children) died.
+#: How long, and (without a pidfd) how often, to check that SIGKILLed descendants
+#: (not our children) died.
 _DEATH_TIMEOUT = 2.0
 _DEATH_POLL = 0.002
 
@@ -102,9 +103,17 @@ def kill_tree(pid: int) -> None:
 
 
 def _await_death(process: psutil.Process, deadline: float) -> None:
-    """Wait until a killed descendant is dead (a zombie left to init counts)."""
+    """Wait until a killed descendant is dead (a zombie left to init counts): on its pidfd
+    where there is one, else by checking its status now and then."""
     import psutil
 
+    pidfd = _open_pidfd(process.pid) if process.is_running() else None
+    if pidfd is not None:
+        try:
+            select.select([pidfd], [], [], max(deadline - time.monotonic(), 0.0))
+        finally:
+            os.close(pidfd)
+        return
     while time.monotonic() < deadline:
         try:
             if process.status() == psutil.STATUS_ZOMBIE:
