@@ -24,9 +24,21 @@ def test_a_usage_error_is_exit_2_and_one_line(host_env: HostEnv) -> None:
     assert "Traceback" not in done.stderr
 
 
-@pytest.mark.parametrize("command", [name for name, *_ in COMMANDS])
+@pytest.mark.parametrize("command", list(COMMANDS))
 def test_every_command_explains_itself_and_the_exit_codes(host_env: HostEnv, command: str) -> None:
     done = run_cli(command, "--help", env=host_env.env)
     assert done.returncode == 0
     assert "exit codes:" in done.stdout
     assert "4  input rejected or refused" in done.stdout
+
+
+def test_debug_adds_a_traceback_and_keeps_the_exit_code(host_env: HostEnv) -> None:
+    plain = run_cli("exec", "--meta", "[]", "--", "true", env=host_env.env)
+    for argv in (
+        ("--debug", "exec", "--meta", "[]", "--", "true"),
+        ("exec", "--debug", "--meta", "[]", "--", "true"),
+    ):
+        done = run_cli(*argv, env=host_env.env)
+        assert done.returncode == plain.returncode == 4
+        assert "Traceback" in done.stderr
+        assert done.stderr.splitlines()[-1] == plain.stderr.strip()

@@ -1,0 +1,46 @@
+"""``cache``: show or clear this host's cached verdicts."""
+
+from __future__ import annotations
+
+import argparse
+
+from launcher_probe.commands.common import print_json
+from launcher_probe.errors import ExitCode
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    sub = parser.add_subparsers(dest="cache_command", metavar="show|clear", required=True)
+    shown = "list this host's cached verdicts, fresh or stale against the file now"
+    show = sub.add_parser("show", help=shown, description=shown)
+    show.add_argument("--json", action="store_true", help="print the stable JSON listing")
+    cleared = "remove this host's cached verdicts (other hosts' records are kept)"
+    clear = sub.add_parser("clear", help=cleared, description=cleared)
+    clear.add_argument("--json", action="store_true", help='print {"directory", "removed"}')
+
+
+def run(args: argparse.Namespace) -> int:
+    from launcher_probe.host.cache import VerdictCache
+
+    cache = VerdictCache(create=False)
+    if args.cache_command == "clear":
+        removed = cache.clear()
+        if args.json:
+            print_json({"directory": str(cache.directory), "removed": removed})
+        else:
+            print(f"removed {removed} record(s) from {cache.directory}")
+        return int(ExitCode.OK)
+    listing = cache.listing()
+    if args.json:
+        print_json(listing)
+        return int(ExitCode.OK)
+    print(f"{listing['directory']} (host {listing['host_id']})")
+    for entry in listing["records"]:
+        verdict = "passed" if entry["ok"] else entry["reason"]
+        why = "" if entry["why"] is None else f" ({entry['why']})"
+        print(
+            f"{entry['state']:<5} {verdict:<20} {entry['version'] or '-':<10} "
+            f"age {entry['age']:.0f} s  {entry['path']}{why}"
+        )
+    for problem in listing["problems"]:
+        print(f"ignored   {problem['file']}: {problem['problem']}")
+    return int(ExitCode.OK)

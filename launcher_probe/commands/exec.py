@@ -1,0 +1,60 @@
+"""``exec``: run a command under the launcher named in a tools/call ``_meta``."""
+
+from __future__ import annotations
+
+import argparse
+import os
+
+from launcher_probe.commands.common import argument_text
+from launcher_probe.errors import UsageError
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--meta",
+        required=True,
+        metavar="JSON|@FILE",
+        help="the tools/call _meta object as JSON, or @FILE to read it from FILE",
+    )
+    parser.add_argument(
+        "--readable-root",
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="extra absolute directory the command may read (repeatable)",
+    )
+    parser.add_argument(
+        "--disable-network", action="store_true", help="deny network access to the command"
+    )
+    parser.add_argument(
+        "--allow-unsandboxed",
+        action="store_true",
+        help="operator opt-out: run CMD unsandboxed when the launcher or state is unusable",
+    )
+    parser.add_argument(
+        "argv", nargs=argparse.REMAINDER, metavar="-- CMD ...", help="the command, after --"
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    from launcher_probe.errors import InputRejected
+    from launcher_probe.server.request import SandboxRequest
+    from launcher_probe.state import InvalidJSON, loads_strict
+
+    if args.argv[:1] != ["--"] or len(args.argv) < 2:
+        raise UsageError("exec needs -- followed by the command to run")
+    try:  # unlike other JSON arguments, an unusable _meta is refused (4), not a usage error
+        meta = loads_strict(argument_text("--meta", args.meta), "--meta")
+    except InvalidJSON as error:
+        raise InputRejected(str(error)) from error
+    request = SandboxRequest.from_meta(meta, allow_unsandboxed=args.allow_unsandboxed)
+    argv = request.command(
+        args.argv[1:], readable_roots=args.readable_root, disable_network=args.disable_network
+    )
+    try:
+        # No shell in between: the sandbox (or, opted out, the command) replaces us.
+        if request.sandbox_available:
+            os.execv(argv[0], argv)  # noqa: S606
+        os.execvp(argv[0], argv)  # noqa: S606
+    except OSError as error:
+        raise InputRejected(f"cannot execute {argv[0]!r}: {error.strerror}") from error

@@ -1,0 +1,95 @@
+"""``meta``: build the tools/call or resources/read ``_meta`` for a server."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from launcher_probe.commands.common import argument_json, argument_text
+from launcher_probe.errors import ExitCode, UsageError
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    json_or_file = "JSON|@FILE"
+    parser.add_argument(
+        "--transport", required=True, metavar="stdio|http|remote", help="how the server is reached"
+    )
+    parser.add_argument(
+        "--capabilities",
+        required=True,
+        metavar=json_or_file,
+        help="the server's capabilities.experimental object from its initialize result",
+    )
+    parser.add_argument("--state", metavar=json_or_file, help="the sandbox state (forwarded as is)")
+    parser.add_argument("--caller-meta", metavar=json_or_file, help="the caller's _meta")
+    parser.add_argument(
+        "--host-meta",
+        metavar=json_or_file,
+        help="host-owned keys the host sets itself (threadId, x-codex-turn-metadata, callId...)",
+    )
+    parser.add_argument(
+        "--method", default="tools/call", metavar="tools/call|resources/read", help="the request"
+    )
+    parser.add_argument("--server", default="", metavar="NAME", help="the server's name")
+    parser.add_argument("--thread-id", metavar="ID", help="resources/read: the bound thread")
+    parser.add_argument(
+        "--origin-call-id", metavar="ID", help="resources/read: the originating tool call"
+    )
+    parser.add_argument(
+        "--codex", metavar="PATH", help="resolve this path (when the launcher could be sent)"
+    )
+    parser.add_argument(
+        "--explain", action="store_true", help='print {"meta": ..., "launcher": {why}}'
+    )
+    parser.add_argument("--json", action="store_true", help="accepted; the output is always JSON")
+
+
+def run(args: argparse.Namespace) -> int:
+    from launcher_probe.host.decision import Decision
+    from launcher_probe.host.inject import (
+        Method,
+        ServerDescription,
+        Transport,
+        dumps_meta,
+        resource_read_meta,
+        tool_call_meta,
+    )
+    from launcher_probe.host.resolver import resolve_launcher
+
+    if args.transport not in set(Transport):
+        raise UsageError(f"--transport must be one of {', '.join(Transport)}")
+    if args.method not in set(Method):
+        raise UsageError(f"--method must be one of {', '.join(Method)}")
+    transport, method = Transport(args.transport), Method(args.method)
+    bound = args.thread_id is not None or args.origin_call_id is not None
+    if bound and method is not Method.RESOURCES_READ:
+        raise UsageError("--thread-id and --origin-call-id go with --method resources/read")
+    capabilities = argument_json("--capabilities", args.capabilities, must_be_object=True)
+    caller_meta = argument_json("--caller-meta", args.caller_meta, must_be_object=False)
+    host_meta = argument_json("--host-meta", args.host_meta, must_be_object=True)
+    state = None if args.state is None else argument_text("--state", args.state)
+    server = ServerDescription(args.server, transport, capabilities)
+
+    def resolve() -> Decision:  # called only when the launcher could be sent
+        return resolve_launcher(args.codex)
+
+    if method is Method.TOOLS_CALL:
+        result = tool_call_meta(
+            server,
+            sandbox_state=state,
+            launcher=resolve,
+            caller_meta=caller_meta,
+            host_meta=host_meta,
+        )
+    else:
+        result = resource_read_meta(
+            server,
+            sandbox_state=state,
+            launcher=resolve,
+            caller_meta=caller_meta,
+            thread_id=args.thread_id,
+            origin_call_id=args.origin_call_id,
+            host_meta=host_meta,
+        )
+    sys.stdout.write(dumps_meta(result, indent=2, explain=args.explain) + "\n")
+    return int(ExitCode.OK)

@@ -1,0 +1,50 @@
+"""``resolve``: publish the verified launcher descriptor or withhold it with a reason."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from launcher_probe.commands.common import add_seconds, print_json, say
+from launcher_probe.errors import ExitCode
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--codex", metavar="PATH", help="the operator's path (only candidate)")
+    parser.add_argument("--json", action="store_true", help="print the whole decision as JSON")
+    parser.add_argument("--refresh", action="store_true", help="probe again; replace the verdict")
+    parser.add_argument("--no-cache", action="store_true", help="neither read nor write the cache")
+    add_seconds(parser, "--timeout", "deadline of each probe, in seconds (default 10)")
+    add_seconds(
+        parser,
+        "--lock-timeout",
+        "how long to wait for another process probing the same path (default 30)",
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    from launcher_probe.errors import NothingUsable
+    from launcher_probe.host.cache import DEFAULT_LOCK_TIMEOUT
+    from launcher_probe.host.decision import Published
+    from launcher_probe.host.probe_result import DEFAULT_TIMEOUT
+    from launcher_probe.host.resolver import ResolverConfig, resolve_launcher
+
+    lock_timeout = DEFAULT_LOCK_TIMEOUT if args.lock_timeout is None else args.lock_timeout
+    decision = resolve_launcher(
+        args.codex,
+        refresh=args.refresh,
+        use_cache=not args.no_cache,
+        timeout=DEFAULT_TIMEOUT if args.timeout is None else args.timeout,
+        config=ResolverConfig(lock_timeout=lock_timeout),
+    )
+    if args.json:
+        print_json(decision.to_json())
+    else:
+        for warning in decision.warnings:
+            say(f"warning: {warning}")
+    if isinstance(decision, Published):
+        if not args.json:
+            print(json.dumps(decision.descriptor.to_json(), ensure_ascii=False))
+        return int(ExitCode.OK)
+    detail = " ".join(decision.detail.split())
+    raise NothingUsable(f"launcher withheld: {decision.reason}: {detail}")
