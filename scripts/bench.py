@@ -1,13 +1,14 @@
-"""Benchmark of the resolve hot path; every number is a ratio to a baseline from this run.
+"""Benchmark: every number is a ratio to a yardstick measured side by side in the same run.
 
-- process: a warm ``launcher-probe resolve`` in a fresh interpreter vs ``python -c pass``
-  (wall time and peak RSS);
-- in-process: a warm ``resolve_launcher`` (memory hit + stat re-check) vs a cold probe.
+Measured as a user runs it: the console script of a plain (non-editable) install in its own
+venv, each command a fresh process; the real Codex CLI from ``scripts/fetch-codex``.
+
+Usage: bench.py PLAIN_VENV CODEX [RUNS]
 """
 
 from __future__ import annotations
 
-import compileall
+import json
 import os
 import statistics
 import subprocess
@@ -15,32 +16,46 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+Action = Callable[[], object]
 
 
-def _seconds(action: Callable[[], object]) -> float:
+@dataclass(frozen=True)
+class Row:
+    """One line of the table: what, its time, the yardstick's, and the goal as a ratio."""
+
+    name: str
+    seconds: float
+    yardstick_name: str
+    yardstick_seconds: float
+    goal: str
+    met: bool
+
+    @property
+    def ratio(self) -> float:
+        return self.seconds / self.yardstick_seconds
+
+
+def _seconds(action: Action) -> float:
     start = time.perf_counter()
     action()
     return time.perf_counter() - start
 
 
-def _median_seconds(action: Callable[[], object], runs: int) -> float:
-    return statistics.median(_seconds(action) for _ in range(runs))
-
-
-def _paired_medians(
-    baseline: Callable[[], object], action: Callable[[], object], runs: int
-) -> tuple[float, float]:
+def paired_medians(baseline: Action, action: Action, runs: int) -> tuple[float, float]:
     """Medians of ``baseline`` and ``action`` sampled alternately, so drift in the machine's
     load (two shared cores) hits both alike."""
     pairs = [(_seconds(baseline), _seconds(action)) for _ in range(runs)]
     return statistics.median(b for b, _ in pairs), statistics.median(a for _, a in pairs)
 
 
-def _run(argv: Sequence[str], env: dict[str, str]) -> None:
-    subprocess.run(argv, env=env, check=True, stdout=subprocess.DEVNULL)
+def run(argv: Sequence[str], env: dict[str, str], **kwargs: object) -> None:
+    subprocess.run(argv, env=env, check=True, stdout=subprocess.DEVNULL, **kwargs)  # type: ignore[call-overload]
 
 
-def _peak_rss_kib(argv: Sequence[str], env: dict[str, str]) -> int:
+def peak_rss_kib(argv: Sequence[str], env: dict[str, str]) -> int:
     """Peak RSS of one child, read with wait4 so earlier children do not mask it."""
     child = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL)
     _, status, usage = os.wait4(child.pid, 0)
@@ -50,34 +65,151 @@ def _peak_rss_kib(argv: Sequence[str], env: dict[str, str]) -> int:
     return int(usage.ru_maxrss)
 
 
-def main(codex: str, runs: int) -> None:
-    # As installed: bytecode compiled once, not on every start.
-    compileall.compile_dir(os.path.dirname(os.path.dirname(__file__)) + "/launcher_probe", quiet=1)
-    with tempfile.TemporaryDirectory() as cache:
-        env = {**os.environ, "LAUNCHER_PROBE_CACHE_DIR": cache}
-        env.pop("PYTHONDONTWRITEBYTECODE", None)
-        os.environ["LAUNCHER_PROBE_CACHE_DIR"] = cache
-        python = [sys.executable, "-c", "pass"]
-        resolve = [sys.executable, "-m", "launcher_probe", "resolve", "--codex", codex]
-        _run(resolve, env)  # warm the disk cache
+class Bench:
+    """The environment every row shares: the plain install, the real CLI, a private cache."""
 
-        base, warm = _paired_medians(lambda: _run(python, env), lambda: _run(resolve, env), runs)
-        base_rss = _peak_rss_kib(python, env)
-        warm_rss = _peak_rss_kib(resolve, env)
+    def __init__(self, venv: Path, codex: str, runs: int, scratch: Path) -> None:
+        self.python = str(venv / "bin" / "python")
+        self.cli = str(venv / "bin" / "launcher-probe")
+        self.codex = codex
+        self.runs = runs
+        self.scratch = scratch
+        self.env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
+        self.env["LAUNCHER_PROBE_CACHE_DIR"] = str(scratch / "cache")
+        self.rows: list[Row] = []
+        self.notes: list[str] = []
 
-        from launcher_probe.host.resolver import resolve_launcher
+    def with_cache(self, name: str) -> dict[str, str]:
+        return {**self.env, "LAUNCHER_PROBE_CACHE_DIR": str(self.scratch / name)}
 
-        cold = _median_seconds(lambda: resolve_launcher(codex, refresh=True), max(3, runs // 10))
-        hot = _median_seconds(lambda: resolve_launcher(codex), runs * 10)
+    def resolve_argv(self) -> list[str]:
+        return [self.cli, "resolve", "--codex", self.codex]
 
-    print(f"python -c pass (baseline)        {base * 1000:8.1f} ms  peak RSS {base_rss} KiB")
-    print(
-        f"warm resolve, fresh process      {warm * 1000:8.1f} ms  ratio {warm / base:5.2f}x"
-        f"  peak RSS ratio {warm_rss / base_rss:5.2f}x"
-    )
-    print(f"cold probe, in-process (baseline) {cold * 1000:8.2f} ms")
-    print(f"warm resolve, in-process          {hot * 1000:8.3f} ms  ratio {hot / cold:7.4f}x")
+    def raw_probe(self) -> Action:
+        """The probe's own codex invocations run from ``sh``, without any cache: the cost
+        of not caching at all."""
+        root = Path(tempfile.mkdtemp(dir=self.scratch))
+        for name in ("home", "codex-home", "workspace"):
+            (root / name).mkdir()
+        state = {
+            "permissionProfile": {
+                "type": "managed",
+                "file_system": {
+                    "type": "restricted",
+                    "entries": [
+                        {"path": {"type": "special", "value": {"kind": "root"}}, "access": "read"}
+                    ],
+                },
+                "network": "restricted",
+            },
+            "sandboxCwd": (root / "workspace").as_uri(),
+        }
+        script = (
+            '"$0" --version >/dev/null && '
+            '"$0" sandbox --sandbox-state-json "$1" -- /bin/sh -c "printf %s nonce" >/dev/null'
+        )
+        argv = ["/bin/sh", "-c", script, self.codex, json.dumps(state, separators=(",", ":"))]
+        env = {
+            "PATH": "/usr/bin:/bin",
+            "HOME": str(root / "home"),
+            "CODEX_HOME": str(root / "codex-home"),
+            "LC_ALL": "C.UTF-8",
+        }
+        return lambda: run(argv, env, cwd=root, stderr=subprocess.DEVNULL)
+
+    def add(self, name: str, seconds: float, yardstick: str, base: float, goal: float) -> None:
+        """A row whose goal is ``seconds / base <= goal``."""
+        met = seconds / base <= goal
+        self.rows.append(Row(name, seconds, yardstick, base, f"<= {goal:g}x", met))
+
+    def add_speedup(
+        self, name: str, seconds: float, yardstick: str, base: float, goal: float
+    ) -> None:
+        """A row whose goal is being ``goal`` times faster than the yardstick."""
+        met = base / seconds >= goal
+        self.rows.append(Row(name, seconds, yardstick, base, f"<= {1 / goal:.3g}x", met))
+
+    def cli_warm(self) -> None:
+        """P2: a warm ``resolve`` in a fresh process, against Python's own start-up and
+        against not caching at all."""
+        resolve = self.resolve_argv()
+        run(resolve, self.env)  # warm the disk cache
+        python = [self.python, "-c", "pass"]
+        base, warm = paired_medians(
+            lambda: run(python, self.env), lambda: run(resolve, self.env), self.runs
+        )
+        self.add("P2 CLI warm resolve", warm, "python -c pass", base, 1.5)
+        floor = [self.python, "-S", "-c", "pass"]
+        floor_s = statistics.median(_seconds(lambda: run(floor, self.env)) for _ in range(9))
+        self.notes.append(f"floor: python -S -c pass {floor_s * 1e3:.1f} ms")
+        raw = self.raw_probe()
+        raw_s, warm2 = paired_medians(raw, lambda: run(resolve, self.env), max(5, self.runs // 3))
+        self.add_speedup("P2 CLI warm resolve", warm2, "no cache (raw probe)", raw_s, 3.0)
+        self.raw_seconds = raw_s
+        python_rss = peak_rss_kib(python, self.env)
+        warm_rss = peak_rss_kib(resolve, self.env)
+        self.notes.append(
+            f"peak RSS: warm CLI resolve {warm_rss / 1024:.1f} MiB, "
+            f"python -c pass {python_rss / 1024:.1f} MiB"
+        )
+
+    def cli_cold(self) -> None:
+        """P5: a cold ``resolve`` (empty cache) against the probe's own invocations."""
+        raw = self.raw_probe()
+        counter = iter(range(1 << 30))
+
+        def cold() -> None:
+            run(self.resolve_argv(), self.with_cache(f"cold-{next(counter)}"))
+
+        base, cold_s = paired_medians(raw, cold, max(5, self.runs // 3))
+        self.cold_seconds = cold_s
+        self.add("P5 CLI cold resolve", cold_s, "no cache (raw probe)", base, 1.2)
+
+    def cli_herd(self, size: int = 32) -> None:
+        """P4: ``size`` cold resolvers at once through the CLI: probes run, wall time."""
+        env = self.with_cache("herd")
+        argv = [*self.resolve_argv(), "--json"]
+        start = time.perf_counter()
+        children = [
+            subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, text=True) for _ in range(size)
+        ]
+        outputs = [child.communicate()[0] for child in children]
+        wall = time.perf_counter() - start
+        probes = sum(1 for out in outputs if not json.loads(out)["from_cache"])
+        name = f"P4 herd of {size} CLI resolves"
+        self.add(name, wall, "one cold resolve", self.cold_seconds, 2.0)
+        self.notes.append(f"{name}: {probes} probe(s) ran (goal: 1)")
+        if probes != 1:
+            self.rows[-1] = replace(self.rows[-1], met=False)
+
+    def table(self) -> str:
+        lines = [
+            f"{'what':<34} {'measured':>11}  {'yardstick':<24} {'yardstick':>11} "
+            f"{'ratio':>9}  {'goal':<10} met",
+        ]
+        for row in self.rows:
+            lines.append(
+                f"{row.name:<34} {_ms(row.seconds):>11}  {row.yardstick_name:<24} "
+                f"{_ms(row.yardstick_seconds):>11} {row.ratio:>8.3f}x  {row.goal:<10} "
+                f"{'yes' if row.met else 'NO'}"
+            )
+        return "\n".join([*lines, "", *self.notes])
+
+
+def _ms(seconds: float) -> str:
+    if seconds < 1e-3:
+        return f"{seconds * 1e6:.1f} µs"
+    return f"{seconds * 1e3:.1f} ms"
+
+
+def main(venv: str, codex: str, runs: int) -> None:
+    with tempfile.TemporaryDirectory() as scratch:
+        bench = Bench(Path(venv), codex, runs, Path(scratch))
+        bench.cli_warm()
+        bench.cli_cold()
+        bench.cli_herd()
+        print(bench.table())
 
 
 if __name__ == "__main__":
-    main(sys.argv[1], int(sys.argv[2]))
+    main(sys.argv[1], sys.argv[2], int(sys.argv[3]) if len(sys.argv) > 3 else 30)
