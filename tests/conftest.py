@@ -76,16 +76,30 @@ def run_cli(
     )
 
 
+def _codex_versions() -> list[str]:
+    """The supported versions, oldest first, from ``scripts/codex-versions``."""
+    lines = (ROOT / "scripts" / "codex-versions").read_text().splitlines()
+    return [line.split("#")[0].strip() for line in lines if line.split("#")[0].strip()]
+
+
+#: The Codex CLI versions every real-CLI test runs against (each test id names one).
+CODEX_VERSIONS = _codex_versions()
+
+
+@pytest.fixture(scope="session", params=CODEX_VERSIONS, ids=[f"codex-{v}" for v in CODEX_VERSIONS])
+def codex_version(request: pytest.FixtureRequest) -> str:
+    """One version of the matrix in ``scripts/codex-versions``."""
+    version: str = request.param
+    return version
+
+
 @pytest.fixture(scope="session")
-def real_codex() -> Path:
-    """The native binary of the real Codex CLI 0.169.0, from LAUNCHER_PROBE_TEST_CODEX or
-    scripts/fetch-codex (which needs no npm once it is fetched). Skips, loudly, only when
-    it is not fetched and npm is absent; any other failure fails."""
-    given = os.environ.get("LAUNCHER_PROBE_TEST_CODEX")
-    if given:
-        return Path(given)
+def real_codex(codex_version: str) -> Path:
+    """The native binary of the real Codex CLI ``codex_version``, from scripts/fetch-codex
+    (which needs no npm once it is fetched). Skips, loudly, only when it is not fetched and
+    npm is absent; any other failure fails."""
     fetched = subprocess.run(
-        [str(ROOT / "scripts" / "fetch-codex")],
+        [str(ROOT / "scripts" / "fetch-codex"), codex_version],
         capture_output=True,
         text=True,
         check=False,
@@ -95,4 +109,4 @@ def real_codex() -> Path:
         return Path(fetched.stdout.strip())
     if shutil.which("npm") is None:
         pytest.skip("REAL CODEX CLI TESTS SKIPPED: npm is not installed, cannot fetch it")
-    pytest.fail(f"scripts/fetch-codex failed: {fetched.stderr.strip()}")
+    pytest.fail(f"scripts/fetch-codex {codex_version} failed: {fetched.stderr.strip()}")

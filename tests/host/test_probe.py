@@ -485,10 +485,10 @@ def test_probe_command_refuses_an_unresolvable_shim(host_env: HostEnv, tmp_path:
 
 @pytest.mark.real_codex
 @pytest.mark.parametrize("level", [CAPABILITY, ENFORCEMENT])
-def test_the_real_codex_cli_passes(real_codex: Path, level: ProbeLevel) -> None:
+def test_the_real_codex_cli_passes(real_codex: Path, codex_version: str, level: ProbeLevel) -> None:
     result = probe_launcher(str(real_codex), level=level)
     assert result.ok, result.detail
-    assert (result.version, result.level, result.transient) == ("0.169.0", level, False)
+    assert (result.version, result.level, result.transient) == (codex_version, level, False)
     expected = ["identity", "capability"]
     if level is ENFORCEMENT:
         expected += ["read_only_blocks", "workspace_write_allows"]
@@ -496,7 +496,9 @@ def test_the_real_codex_cli_passes(real_codex: Path, level: ProbeLevel) -> None:
 
 
 @pytest.mark.real_codex
-def test_the_npm_shim_is_probed_as_its_native_binary(host_env: HostEnv, real_codex: Path) -> None:
+def test_the_npm_shim_is_probed_as_its_native_binary(
+    host_env: HostEnv, real_codex: Path, codex_version: str
+) -> None:
     prefix = Path(str(real_codex).split("/node_modules/")[0])
     shim = prefix / "node_modules" / "@openai" / "codex" / "bin" / "codex.js"
     ran = run_cli("probe", str(shim), "--json", "--level", "enforcement", env=host_env.env)
@@ -504,5 +506,5 @@ def test_the_npm_shim_is_probed_as_its_native_binary(host_env: HostEnv, real_cod
     verdict = json.loads(ran.stdout)
     assert verdict["path"] == str(shim)
     assert verdict["probed_path"] == os.path.realpath(real_codex)
-    assert verdict["version"] == "0.169.0"
+    assert verdict["version"] == codex_version
     assert {step["argv"][0] for step in verdict["steps"]} == {os.path.realpath(real_codex)}

@@ -354,11 +354,11 @@ def test_warm_resolve_imports_neither_psutil_nor_filelock(
 
 @pytest.mark.real_codex
 def test_real_codex_resolves_and_then_comes_from_the_cache(
-    host_env: HostEnv, real_codex: Path
+    host_env: HostEnv, real_codex: Path, codex_version: str
 ) -> None:
     first = published(host_env, real_codex)
     assert first["launcher"] == {"codexExecutable": str(real_codex)}
-    assert (first["version"], first["from_cache"]) == ("0.169.0", False)
+    assert (first["version"], first["from_cache"]) == (codex_version, False)
     second = published(host_env, real_codex)
     assert second["from_cache"] is True
     assert second["probed_at"] == first["probed_at"]
