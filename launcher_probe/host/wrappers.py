@@ -1,0 +1,76 @@
+"""Generated wrapper scripts: shell scripts that ``exec`` the real program.
+
+Two formats are recognised, by the last ``exec`` line of the script (read up to
+``executables.SCRIPT_LIMIT`` bytes, split into words in linear time):
+
+- a pass-through ``exec [-a NAME] "/abs/program" "$@"`` (Nix ``makeWrapper``, and
+  hand-written wrappers of that shape): the target is ``/abs/program``;
+- an asdf shim, ``exec [.../]asdf exec "codex" "$@"``: the target is
+  ``$ASDF_DATA_DIR/installs/<plugin>/<version>/bin/codex`` for each
+  ``# asdf-plugin: <plugin> <version>`` line of the shim, else the newest
+  ``installs/nodejs/*/bin/codex``.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+
+from launcher_probe.host.discovery import newest_matches
+from launcher_probe.host.dispatchers import first_existing, homes, safe_name
+from launcher_probe.host.executables import is_shell, shebang
+from launcher_probe.host.shims import words
+
+_PASS_THROUGH = ["$@"]
+
+
+def wrapper_target(found: str, real: str, head: bytes, tried: list[str]) -> str | None:
+    """The path the wrapper script ``real`` (reached as ``found``) runs, or None when it
+    is no shell script of a recognised format."""
+    line = shebang(head)
+    if line is None or not is_shell(line):
+        return None
+    lines = head.decode("utf-8", "surrogateescape").splitlines()
+    command = next((w for w in map(words, reversed(lines)) if w[:1] == ["exec"]), None)
+    if command is None:
+        return None
+    command = command[1:]
+    if command[:1] == ["-a"]:
+        command = command[3:] if len(command) >= 3 else []
+    if (
+        len(command) == 4
+        and os.path.basename(command[0]) == "asdf"
+        and command[1:]
+        == [
+            "exec",
+            "codex",
+            "$@",
+        ]
+    ):
+        return _asdf_install(found, lines, tried)
+    program = command[0] if command else ""
+    plain = program.startswith("/") and "$" not in program and "`" not in program
+    if plain and command[1:] == _PASS_THROUGH:
+        tried.append(program)
+        return program
+    return None
+
+
+def _asdf_install(found: str, lines: list[str], tried: list[str]) -> str | None:
+    """The ``codex`` of the asdf installs the shim names, or the newest nodejs one."""
+    versions = []
+    for text in lines:
+        if text.startswith("# asdf-plugin:"):
+            parts = text.split()[2:]
+            if len(parts) == 2 and safe_name(parts[0]) and safe_name(parts[1]):
+                versions.append((parts[0], parts[1]))
+    for home in homes(found, "shims", "ASDF_DATA_DIR", ".asdf"):
+        places = [f"{home}/installs/{plugin}/{version}/bin/codex" for plugin, version in versions]
+        install = first_existing(places, tried)
+        if install is not None:
+            return install
+        tried.append(f"{home}/installs/nodejs/*/bin/codex")
+        matches, _ = newest_matches(f"{glob.escape(home)}/installs/nodejs/*/bin/codex")
+        if matches:
+            return matches[0]
+    return None
