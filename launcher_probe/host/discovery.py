@@ -34,6 +34,8 @@ EXECUTABLE = "codex"
 MAX_PATH_ENTRIES = 1024
 #: Matches taken from one glob place (newest first among those listed).
 MAX_GLOB_MATCHES = 64
+#: The standalone installer's packages live in ``$CODEX_HOME/packages/<this>/``.
+STANDALONE_PACKAGE = "standalone"
 #: Path-rule failures after which there is nothing to resolve.
 _UNRESOLVABLE = (Reason.NOT_ABSOLUTE, Reason.NOT_UTF8, Reason.NOT_FOUND)
 
@@ -227,7 +229,7 @@ class Search:
             return
         if pattern is None:
             if os.path.lexists(place):
-                self.add(make_candidate(source, place))
+                self.add(_labelled(make_candidate(source, place)))
             return
         matches, complete = newest_matches(pattern)
         if not complete:
@@ -260,6 +262,17 @@ class Search:
         place = (candidate.source, candidate.path)
         if place != (first.source, first.path):
             self.also_found[position].setdefault(place, None)
+
+
+def _labelled(candidate: Candidate) -> Candidate:
+    """A ``standalone`` place (``~/.local/bin/codex``, say) holding something other than
+    the standalone installer's package (pip, pipx, uv, an npm prefix) is labelled ``known``."""
+    if candidate.source is not Source.STANDALONE:
+        return candidate
+    leads_to = candidate.resolved or os.path.realpath(candidate.path)
+    if f"/packages/{STANDALONE_PACKAGE}/" in leads_to:
+        return candidate
+    return Candidate(Source.KNOWN, candidate.path, candidate.resolved, candidate.verdict)
 
 
 def newest_matches(pattern: str) -> tuple[list[str], bool]:

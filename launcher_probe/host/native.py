@@ -70,13 +70,17 @@ def resolve_native(path: str) -> NativeResolution:
                 foreign = foreign_platform(head)
                 if foreign is None:
                     return NativeResolution(real, via, tuple(tried))
-                detail = f"{real} is built for {foreign}, not for this host ({host_cpu()})"
+                detail = (
+                    f"{real} is built for {foreign}, not for this host ({host_cpu()}); "
+                    "install the Codex build for this host"
+                )
                 return NativeResolution(None, via, (), detail, Reason.WRONG_PLATFORM)
             name, following = dispatch
             if following is None:
                 detail = (
                     f"{real} is the {name} dispatcher, and the Codex package it would run "
-                    f"was not found"
+                    f"was not found; reinstall Codex with {name}, or name the native binary "
+                    "with --codex"
                 )
                 reason = Reason.DISPATCHER_UNRESOLVED
                 return NativeResolution(None, real, tuple(tried), detail, reason)
@@ -99,7 +103,10 @@ def resolve_native(path: str) -> NativeResolution:
                 return NativeResolution(real, via, tuple(tried))
             via, current = via or real, following
             continue
-        detail = f"{real} is neither a native executable nor a script"
+        detail = (
+            f"{real} is neither a native executable nor a script; "
+            "name the Codex executable with --codex"
+        )
         return NativeResolution(None, via, tuple(tried), detail, Reason.NOT_NATIVE)
     detail = f"{path}: more than {MAX_INDIRECTIONS} shims, dispatchers or wrappers in a row"
     return NativeResolution(None, via, tuple(tried), detail, Reason.SHIM_UNRESOLVED)

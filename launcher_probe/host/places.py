@@ -18,8 +18,23 @@ from pathlib import Path
 from launcher_probe.host.discovery import Source
 from launcher_probe.host.paths import open_regular_file
 
-#: Bytes of ``~/.npmrc`` read for its ``prefix=``.
-_NPMRC_LIMIT = 64 * 1024
+#: Bytes of ``~/.npmrc`` and of each shell profile read.
+_NPMRC_LIMIT = _PROFILE_LIMIT = 64 * 1024
+#: Shell profiles the standalone installer writes its PATH block into.
+_PROFILES = (".zshrc", ".bashrc", ".zprofile", ".bash_profile", ".profile")
+_BLOCK_START = "# >>> Codex installer >>>"
+_BLOCK_END = "# <<< Codex installer <<<"
+#: VS Code-family home directories holding ``extensions/``.
+_EDITORS = (
+    ".vscode*",
+    ".cursor*",
+    ".windsurf*",
+    ".kiro*",
+    ".trae*",
+    ".positron*",
+    ".antigravity*",
+    ".openvscode-server*",
+)
 
 #: ``skip(source, entry, reason)``: report an entry that is not looked at.
 Skip = Callable[[Source, str, str], None]
@@ -62,7 +77,8 @@ class Locations:
         return fallback if under_home is None else self._under_home(under_home)
 
     def standalone(self) -> list[str]:
-        """``${CODEX_INSTALL_DIR:-~/.local/bin}/codex`` and the current standalone package."""
+        """``${CODEX_INSTALL_DIR:-~/.local/bin}/codex``, the current standalone package, and
+        ``codex`` in each directory the installer's PATH blocks in the shell profiles add."""
         self._source = Source.STANDALONE
         places = []
         if install_dir := self.variable("CODEX_INSTALL_DIR", ".local/bin"):
@@ -70,10 +86,13 @@ class Locations:
         if codex_home := self.variable("CODEX_HOME", ".codex"):
             current = f"{codex_home}/packages/standalone/current"
             places += [f"{current}/bin/codex", f"{current}/codex"]
+        if self.home is not None:  # an install made with a CODEX_INSTALL_DIR we lack
+            places += [f"{directory}/codex" for directory in installer_path_dirs(self.home)]
         return places
 
     def known(self) -> list[Place]:
-        """npm/nvm/fnm/volta/pnpm/bun prefixes, Homebrew, VS Code-family extensions, apps."""
+        """npm/nvm/fnm/volta/pnpm/bun/yarn prefixes, Homebrew, Nix profiles, VS Code-family
+        extensions, macOS Python user dirs and apps."""
         self._source = Source.KNOWN
         places: list[Place] = []
 
@@ -105,21 +124,82 @@ class Locations:
             "PNPM_HOME", "Library/pnpm" if self.darwin else None, data and f"{data}/pnpm"
         )
         literal(pnpm and f"{pnpm}/codex")
+        asdf = self.variable("ASDF_DATA_DIR", ".asdf")
+        wildcard(asdf, "installs/nodejs/*/bin/codex")
+        mise = self.variable("MISE_DATA_DIR", None, data and f"{data}/mise")
+        wildcard(mise, "installs/npm-openai-codex/*/bin/codex")
+        wildcard(mise, "installs/node/*/bin/codex")
         bun = self.variable("BUN_INSTALL", ".bun")
         literal(bun and f"{bun}/bin/codex")
+        literal("/usr/local/share/npm-global/bin/codex")  # devcontainer images
+        literal(self._under_home(".yarn/bin/codex"))
+        literal((brew := self.variable("HOMEBREW_PREFIX")) and f"{brew}/bin/codex")
         if self.darwin:
             literal("/opt/homebrew/bin/codex")
             literal("/usr/local/bin/codex")
+            wildcard(self.home, "Library/Python/3.*/bin/codex")
         else:
             literal("/home/linuxbrew/.linuxbrew/bin/codex")
             literal(self._under_home(".linuxbrew/bin/codex"))
-        for editor in (".vscode*", ".cursor*", ".windsurf*"):
+        for profile in self._nix_profiles():
+            literal(profile and f"{profile}/bin/codex")
+        for editor in _EDITORS:
             wildcard(self.home, f"{editor}/extensions/openai.chatgpt-*/bin/*/codex")
+        wildcard(data and f"{data}/code-server", "extensions/openai.chatgpt-*/bin/*/codex")
         if self.darwin:
             for apps in ("/Applications", self._under_home("Applications")):
                 for app in ("Codex", "ChatGPT"):
-                    literal(apps and f"{apps}/{app}.app/Contents/Resources/codex")
+                    resources = apps and f"{apps}/{app}.app/Contents/Resources"
+                    literal(
+                        resources and f"{resources}/codex-cli/CodexCLI.app/Contents/MacOS/codex"
+                    )
+                    literal(resources and f"{resources}/codex-cli/bin/codex")
+                    literal(resources and f"{resources}/codex")
         return places
+
+    def _nix_profiles(self) -> list[str | None]:
+        """The user's and the system's Nix profiles."""
+        state = self.variable("XDG_STATE_HOME", ".local/state")
+        return [
+            self._under_home(".nix-profile"),
+            state and f"{state}/nix/profile",
+            f"/etc/profiles/per-user/{_user_name()}",
+            "/run/current-system/sw",
+            "/nix/var/nix/profiles/default",
+        ]
+
+
+def _user_name() -> str:
+    import pwd
+
+    try:
+        return pwd.getpwuid(os.geteuid()).pw_name
+    except KeyError:
+        return str(os.geteuid())
+
+
+def installer_path_dirs(home: str) -> list[str]:
+    """The directories the standalone installer's ``# >>> Codex installer >>>`` blocks add
+    to PATH in the shell profiles (``export PATH="<dir>:$PATH"``; absolute, no variables),
+    read as text, each file bounded; no shell is run."""
+    found: dict[str, None] = {}
+    for name in _PROFILES:
+        try:
+            with open_regular_file(os.path.join(home, name)) as file:
+                text = file.read(_PROFILE_LIMIT).decode("utf-8", "replace")
+        except OSError:
+            continue
+        inside = False
+        for line in text.splitlines():
+            stripped = line.strip()
+            if stripped in (_BLOCK_START, _BLOCK_END):
+                inside = stripped == _BLOCK_START
+                continue
+            if inside and stripped.startswith('export PATH="') and stripped.endswith(':$PATH"'):
+                directory = stripped[len('export PATH="') : -len(':$PATH"')]
+                if os.path.isabs(directory) and not set(directory) & set('$`"\\'):
+                    found.setdefault(directory.rstrip("/") or "/")
+    return list(found)
 
 
 def _npmrc_prefix(home: str) -> str | None:

@@ -35,8 +35,8 @@ def wrapper_target(found: str, real: str, head: bytes, tried: list[str]) -> str 
     if command is None:
         return None
     command = command[1:]
-    if command[:1] == ["-a"]:
-        command = command[3:] if len(command) >= 3 else []
+    if command[:1] == ["-a"]:  # exec -a NAME PROGRAM ...
+        command = command[2:]
     if (
         len(command) == 4
         and os.path.basename(command[0]) == "asdf"

@@ -87,12 +87,18 @@ def test_standalone_install_with_aliases_is_listed_once(host_env: HostEnv) -> No
 def test_codex_install_dir_moves_the_standalone_place(
     host_env: HostEnv, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    native = native_in(host_env.home / "opt" / "bin")
-    monkeypatch.setenv("CODEX_INSTALL_DIR", str(native.parent))
-    assert found(discover()) == [(Source.STANDALONE, str(native), str(native), None)]
+    release = host_env.codex_home / "packages/standalone/releases/0.171.0"
+    native = native_in(release / "bin")
+    (release.parent.parent / "current").symlink_to(release)
+    alias = native_in(host_env.home / "opt" / "bin")
+    alias.unlink()
+    alias.symlink_to(host_env.codex_home / "packages/standalone/current/bin/codex")
+    monkeypatch.setenv("CODEX_INSTALL_DIR", str(alias.parent))
+    assert found(discover()) == [(Source.STANDALONE, str(alias), str(native), None)]
     monkeypatch.setenv("CODEX_INSTALL_DIR", "opt/bin")
     discovery = discover()
-    assert found(discovery) == []
+    current = host_env.codex_home / "packages/standalone/current/bin/codex"
+    assert found(discovery) == [(Source.STANDALONE, str(current), str(native), None)]
     skipped = {"source": "standalone", "entry": "CODEX_INSTALL_DIR=opt/bin", "reason": "relative"}
     assert skipped in discovery.skipped
 
