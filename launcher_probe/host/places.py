@@ -129,6 +129,8 @@ class Locations:
         mise = self.variable("MISE_DATA_DIR", None, data and f"{data}/mise")
         wildcard(mise, "installs/npm-openai-codex/*/bin/codex")
         wildcard(mise, "installs/node/*/bin/codex")
+        vite_plus = self.variable("VP_HOME", ".vite-plus")
+        literal(vite_plus and f"{vite_plus}/bin/codex")
         bun = self.variable("BUN_INSTALL", ".bun")
         literal(bun and f"{bun}/bin/codex")
         literal("/usr/local/share/npm-global/bin/codex")  # devcontainer images

@@ -82,6 +82,8 @@ def test_vite_plus_shim_resolves_through_its_install_id(
     _, native = npm_package(packages / "codex/abc123/lib/node_modules")
     only_path(monkeypatch, link.parent)
     assert found(discover()) == [(Source.PATH, str(link), str(native), None)]
+    only_path(monkeypatch, host_env.home / "nowhere")  # a GUI host's bare PATH
+    assert found(discover()) == [(Source.KNOWN, str(link), str(native), None)]
 
 
 @pytest.mark.parametrize("dispatcher", ["volta-shim", "mise", "vp"])
