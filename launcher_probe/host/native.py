@@ -98,10 +98,13 @@ def resolve_native(path: str) -> NativeResolution:
             via, current = via or real, native
             continue
         if kind is FileKind.SCRIPT:
-            following = wrapper_target(current, real, head, tried)
-            if following is None:  # not a recognised format: the probe judges the script
+            wrapped = wrapper_target(current, real, head, tried)
+            if wrapped is None:  # not a recognised format: the probe judges the script
                 return NativeResolution(real, via, tuple(tried))
-            via, current = via or real, following
+            if wrapped.target is None:
+                detail = f"{real} is {wrapped.what}, and what it runs was not found"
+                return NativeResolution(None, real, tuple(tried), detail)
+            via, current = via or real, wrapped.target
             continue
         detail = (
             f"{real} is neither a native executable nor a script; "

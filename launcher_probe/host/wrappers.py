@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import glob
 import os
+from dataclasses import dataclass
 
 from launcher_probe.host.discovery import newest_matches
 from launcher_probe.host.dispatchers import first_existing, homes, safe_name
@@ -24,9 +25,17 @@ from launcher_probe.host.shims import words
 _PASS_THROUGH = ["$@"]
 
 
-def wrapper_target(found: str, real: str, head: bytes, tried: list[str]) -> str | None:
-    """The path the wrapper script ``real`` (reached as ``found``) runs, or None when it
-    is no shell script of a recognised format."""
+@dataclass(frozen=True, slots=True)
+class Wrapped:
+    """A recognised wrapper: what it is, and the existing path it runs (None: missing)."""
+
+    what: str
+    target: str | None
+
+
+def wrapper_target(found: str, real: str, head: bytes, tried: list[str]) -> Wrapped | None:
+    """What the wrapper script ``real`` (reached as ``found``) runs, or None when it is no
+    shell script of a recognised format."""
     line = shebang(head)
     if line is None or not is_shell(line):
         return None
@@ -37,22 +46,15 @@ def wrapper_target(found: str, real: str, head: bytes, tried: list[str]) -> str 
     command = command[1:]
     if command[:1] == ["-a"]:  # exec -a NAME PROGRAM ...
         command = command[2:]
-    if (
-        len(command) == 4
-        and os.path.basename(command[0]) == "asdf"
-        and command[1:]
-        == [
-            "exec",
-            "codex",
-            "$@",
-        ]
-    ):
-        return _asdf_install(found, lines, tried)
+    asdf = command[:1] and os.path.basename(command[0]) == "asdf"
+    if asdf and command[1:] == ["exec", "codex", *_PASS_THROUGH]:
+        return Wrapped("an asdf shim", _asdf_install(found, lines, tried))
     program = command[0] if command else ""
     plain = program.startswith("/") and "$" not in program and "`" not in program
     if plain and command[1:] == _PASS_THROUGH:
         tried.append(program)
-        return program
+        exists = os.path.lexists(program)
+        return Wrapped(f"a wrapper running {program}", program if exists else None)
     return None
 
 

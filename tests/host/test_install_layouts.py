@@ -127,6 +127,31 @@ def test_asdf_shim_resolves_to_the_install_it_names(
     assert discovery.candidates[-2].also_found_at == ((Source.KNOWN, str(install)),)
 
 
+@pytest.mark.parametrize("kind", ["asdf", "make_wrapper"])
+def test_a_wrapper_whose_target_is_missing_is_shim_unresolved(
+    host_env: HostEnv, monkeypatch: pytest.MonkeyPatch, kind: str
+) -> None:
+    home = host_env.home
+    missing = home / "nix-store/h-codex/libexec/codex/bin/codex"
+    text = (
+        ASDF_SHIM.format(asdf=home / ".asdf/bin/asdf")
+        if kind == "asdf"
+        else MAKE_WRAPPER.format(bash="/bin/bash", target=missing)
+    )
+    shim = write(home / "shims" / "codex", text.encode(), 0o755)
+    only_path(monkeypatch, shim.parent)
+    (candidate,) = discover().candidates
+    assert (candidate.path, candidate.resolved, candidate.verdict.reason) == (
+        str(shim),
+        None,
+        Reason.SHIM_UNRESOLVED,
+    )
+    what = "an asdf shim" if kind == "asdf" else f"a wrapper running {missing}"
+    assert candidate.verdict.detail.startswith(
+        f"{shim} is {what}, and what it runs was not found (tried: "
+    )
+
+
 def test_nix_make_wrapper_resolves_to_its_exec_target(
     host_env: HostEnv, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
