@@ -13,7 +13,7 @@ import pytest
 
 from launcher_probe.contract import Reason
 from launcher_probe.host.decision import Withheld
-from launcher_probe.host.discovery import MAX_PATH_ENTRIES, Source, discover
+from launcher_probe.host.discovery import MAX_GLOB_MATCHES, MAX_PATH_ENTRIES, Source, discover
 from launcher_probe.host.paths import printable
 from launcher_probe.host.resolver import SEARCHED, resolve_launcher
 from tests.conftest import HostEnv, run_cli
@@ -206,3 +206,16 @@ def test_not_found_names_the_places_searched(
     report = json.loads(done.stdout)
     listed = json.loads(run_cli("discover", "--json", env=dict(os.environ)).stdout)["searched"]
     assert report["searched"] == listed == [dict(place) for place in searched]
+
+
+def test_a_glob_place_takes_at_most_its_cap(host_env: HostEnv) -> None:
+    for number in range(MAX_GLOB_MATCHES + 6):
+        native_stub(host_env.home / f".nvm/versions/node/v{number}.0.0/bin/codex")
+    discovery = discover()
+    nvm = [c for c in discovery.candidates if "/.nvm/" in c.path]
+    assert len(nvm) == MAX_GLOB_MATCHES
+    numbers = [int(c.path.split("/versions/node/v")[1].split(".")[0]) for c in nvm]
+    assert numbers == sorted(numbers, reverse=True)  # newest first among those taken
+    place = f"{host_env.home}/.nvm/versions/node/*/bin/codex"
+    limit = {"source": "known", "entry": f"{place} past 64 matches", "reason": "limit"}
+    assert limit in discovery.skipped
