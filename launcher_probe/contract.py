@@ -51,6 +51,10 @@ class Reason(enum.StrEnum):
     NOT_EXECUTABLE = "not_executable"
     UNSAFE_PERMISSIONS = "unsafe_permissions"
     SHIM_UNRESOLVED = "shim_unresolved"
+    # discovery: what stands between a path and the native binary
+    DISPATCHER_UNRESOLVED = "dispatcher_unresolved"
+    NOT_NATIVE = "not_native"
+    WRONG_PLATFORM = "wrong_platform"
     # verification probe
     NOT_CODEX = "not_codex"
     SANDBOX_UNSUPPORTED = "sandbox_unsupported"

@@ -44,8 +44,10 @@ def host_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[HostEn
     env = {
         key: value
         for key, value in os.environ.items()
-        if not key.startswith(("LAUNCHER_PROBE_", "CODEX_", "XDG_", "NVM_", "VOLTA_", "PNPM_"))
-        and key not in {"npm_config_prefix", "BUN_INSTALL", "FNM_DIR"}
+        if not key.startswith(
+            ("LAUNCHER_PROBE_", "CODEX_", "XDG_", "NVM_", "VOLTA_", "PNPM_", "ASDF_", "MISE_")
+        )
+        and key not in {"npm_config_prefix", "BUN_INSTALL", "FNM_DIR", "VP_HOME", "HOMEBREW_PREFIX"}
     }
     env.update(
         HOME=str(home),

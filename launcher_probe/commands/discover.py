@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 
 from launcher_probe.commands.common import escaped, print_json
 from launcher_probe.errors import ExitCode
@@ -30,7 +31,8 @@ def run(args: argparse.Namespace) -> int:
             for place in item["also_found_at"]:
                 print(escaped(f"   also at:  {place['source']:<10} {place['path']}"))
         for item in report["skipped"]:
-            print(f"skipped {item['source']} entry {item['entry']!r}: {item['reason']}")
+            entry = json.dumps(item["entry"], ensure_ascii=False)
+            print(escaped(f"skipped: {item['source']} {entry} ({item['reason']})"))
         if not found.usable:
             print("No usable Codex CLI. Looked at:")
             for place in report["searched"]:

@@ -67,14 +67,18 @@ class Withheld:
     tried: tuple[PassedOver, ...] = ()
     #: Problems met on the way that did not decide the outcome.
     warnings: tuple[str, ...] = ()
+    #: Every place discovery searched, ``{"source", "path"}`` as ``discover --json`` shows.
+    searched: tuple[dict[str, str], ...] = ()
 
     def to_json(self) -> dict[str, Any]:
-        """``{"decision": "withheld", "reason", "detail", "tried": [...], "warnings": [...]}``."""
+        """``{"decision": "withheld", "reason", "detail", "tried": [...], "searched": [...],
+        "warnings": [...]}``."""
         return {
             "decision": "withheld",
             "reason": str(self.reason),
             "detail": self.detail,
             "tried": [candidate.to_json() for candidate in self.tried],
+            "searched": [dict(place) for place in self.searched],
             "warnings": list(self.warnings),
         }
 

@@ -25,12 +25,8 @@ from launcher_probe.host.discovery import Candidate, Discovery, discover
 from launcher_probe.host.fingerprint import Fingerprint
 from launcher_probe.host.probe_result import DEFAULT_TIMEOUT, ProbeResult
 
-#: Said when discovery found nothing at all.
-SEARCHED = (
-    "the calling Codex process, the standalone install (CODEX_INSTALL_DIR, CODEX_HOME), "
-    "every absolute PATH entry, and the usual install places (npm/pnpm/bun prefixes, "
-    "Homebrew, editor extensions, app bundles)"
-)
+#: Places named in the ``not_found`` detail; the Withheld's ``searched`` holds them all.
+SEARCHED = 24
 
 
 @dataclass(frozen=True, slots=True)
@@ -190,19 +186,14 @@ class _Attempt:
 
 def _withheld(found: Discovery, tried: list[PassedOver], warnings: list[str]) -> Withheld:
     if not tried:
-        skipped = f"; skipped PATH entries: {len(found.skipped)}" if found.skipped else ""
-        return Withheld(
-            Reason.NOT_FOUND,
-            f"no Codex CLI found; searched {SEARCHED}{skipped}",
-            (),
-            tuple(warnings),
-        )
+        detail = f"no Codex CLI found; {found.describe_searched(SEARCHED)}"
+        return Withheld(Reason.NOT_FOUND, detail, (), tuple(warnings), found.searched)
     first = tried[0]
     # Path-rule details name the path already; probe details do not.
     detail = first.detail if first.path in first.detail else f"{first.path}: {first.detail}"
     if len(tried) > 1:
         detail += f" (and {len(tried) - 1} more candidate(s) passed over)"
-    return Withheld(first.reason, detail, tuple(tried), tuple(warnings))
+    return Withheld(first.reason, detail, tuple(tried), tuple(warnings), found.searched)
 
 
 def resolve_launcher(

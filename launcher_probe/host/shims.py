@@ -5,35 +5,16 @@ host's platform and architecture to a target triple, finds the platform package
 (``@openai/codex-<platform>``) the way Node's ``require.resolve`` does, and execs its
 native binary. pnpm (and npm's ``cmd-shim``) put a small shell script in the global bin
 directory that runs ``node <...>/codex.js``; bun links ``codex.js`` directly. This module
-repeats that lookup on the file system. A file is classified by its first bytes (ELF or
-Mach-O magic, a ``#!`` line naming node or a shell), never by its name alone.
+repeats that lookup on the file system.
 """
 
 from __future__ import annotations
 
-import enum
 import os
 import platform
 import re
 from dataclasses import dataclass
 
-from launcher_probe.host.paths import open_regular_file
-
-#: Bytes read to classify a file; a script is read up to ``_SCRIPT_LIMIT`` bytes.
-_HEAD = 256
-_SCRIPT_LIMIT = 64 * 1024
-_NATIVE_MAGIC = (
-    b"\x7fELF",
-    b"\xfe\xed\xfa\xce",
-    b"\xfe\xed\xfa\xcf",
-    b"\xce\xfa\xed\xfe",
-    b"\xcf\xfa\xed\xfe",
-    b"\xca\xfe\xba\xbe",
-)
-_NODE = frozenset({"node", "nodejs"})
-_SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh"})
-#: A ``codex.js`` the shell shim runs: absolute, or relative to the shim's ``$basedir``.
-_SHELL_TARGET = re.compile(r"(\$basedir|\$\{basedir\}|/)([^\"'\s]*codex\.js)")
 #: (platform.system(), platform.machine()) -> (npm platform suffix, Rust target triple).
 _TARGETS = {
     ("Linux", "x86_64"): ("linux-x64", "x86_64-unknown-linux-musl"),
@@ -43,29 +24,19 @@ _TARGETS = {
     ("Darwin", "x86_64"): ("darwin-x64", "x86_64-apple-darwin"),
     ("Darwin", "arm64"): ("darwin-arm64", "aarch64-apple-darwin"),
 }
-
-
-class FileKind(enum.Enum):
-    """What a candidate file is, judged by its content."""
-
-    NATIVE = "native"
-    NODE_SHIM = "node shim"
-    SHELL_SHIM = "shell shim"
-    OTHER = "other"
-
-
-@dataclass(frozen=True, slots=True)
-class NativeResolution:
-    """The native binary behind ``path``: itself when it is no shim.
-
-    ``native`` is None when a shim cannot be resolved; ``tried`` lists every path looked
-    at, ``detail`` says why in words.
-    """
-
-    native: str | None
-    shim: str | None
-    tried: tuple[str, ...]
-    detail: str = ""
+#: Every target triple Codex is released for (``codex-<triple>`` release binaries).
+TRIPLES = frozenset(
+    {
+        *(triple for _, triple in _TARGETS.values()),
+        "x86_64-unknown-linux-gnu",
+        "aarch64-unknown-linux-gnu",
+        "x86_64-pc-windows-msvc",
+        "aarch64-pc-windows-msvc",
+    }
+)
+#: Splits script text into words at quotes and blanks (one character class: linear).
+_WORD_BREAKS = re.compile(r"[\"'\s]+")
+_BASEDIR = ("$basedir/", "${basedir}/")
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,76 +53,25 @@ def host_target() -> Target | None:
     return Target(f"@openai/codex-{found[0]}", found[1]) if found else None
 
 
-def read_head(path: str) -> bytes:
-    """The first bytes of a regular file (more of it when it is a script); b"" otherwise."""
-    try:
-        with open_regular_file(path) as file:
-            head = file.read(_HEAD)
-            if head.startswith(b"#!"):
-                head += file.read(_SCRIPT_LIMIT - len(head))
-            return head
-    except OSError:
-        return b""
+def words(text: str) -> list[str]:
+    """``text`` split at quotes and blanks, in linear time (quoting is not interpreted)."""
+    return [word for word in _WORD_BREAKS.split(text) if word]
 
 
-def interpreter(head: bytes) -> str | None:
-    """The basename of the ``#!`` interpreter, looking through ``/usr/bin/env [-S]``."""
-    if not head.startswith(b"#!"):
-        return None
-    words = head[2:].split(b"\n", 1)[0].decode("utf-8", "replace").split()
-    if words and os.path.basename(words[0]) == "env":
-        words = [word for word in words[1:] if not word.startswith("-") and "=" not in word]
-    return os.path.basename(words[0]) if words else None
-
-
-def classify(path: str, head: bytes) -> FileKind:
-    """Classify a file from its first bytes; a ``.js`` file without ``#!`` is a node shim."""
-    if head.startswith(_NATIVE_MAGIC):
-        return FileKind.NATIVE
-    name = interpreter(head)
-    if name in _NODE or (name is None and path.endswith(".js") and head):
-        return FileKind.NODE_SHIM
-    if name in _SHELLS and b"codex.js" in head:
-        return FileKind.SHELL_SHIM
-    return FileKind.OTHER
-
-
-def resolve_native(path: str) -> NativeResolution:
-    """Follow ``path`` (symlinks, then any npm/pnpm/bun shim) to the native Codex binary."""
-    real = os.path.realpath(path)
-    head = read_head(real)
-    kind = classify(real, head)
-    if kind in (FileKind.NATIVE, FileKind.OTHER):
-        return NativeResolution(real, None, ())
-    target = host_target()
-    if target is None:
-        detail = f"{real} is a {kind.value}, and Codex has no build for {_host_name()}"
-        return NativeResolution(None, real, (), detail)
-    tried: list[str] = []
-    scripts = [real] if kind is FileKind.NODE_SHIM else _shell_targets(path, head)
-    for script in scripts:
-        tried.append(script)
-        if os.path.isfile(script):
-            native = _resolve_node_shim(os.path.realpath(script), target, tried)
-            if native:
-                return NativeResolution(native, real, tuple(tried))
-    detail = f"{real} is a {kind.value}; no native {target.triple} binary behind it"
-    return NativeResolution(None, real, tuple(tried), detail)
-
-
-def _host_name() -> str:
-    return f"{platform.system()} {platform.machine()}"
-
-
-def _shell_targets(path: str, head: bytes) -> list[str]:
-    """The ``codex.js`` paths a shell shim runs (``$basedir`` is the shim's directory)."""
+def shell_shim_scripts(path: str, head: bytes) -> list[str]:
+    """The ``codex.js`` paths a pnpm/cmd-shim shell shim runs: absolute words, or words
+    relative to ``$basedir`` (the shim's directory), that end in ``codex.js``."""
     basedir = os.path.dirname(os.path.abspath(path))
-    found: list[str] = []
-    for prefix, rest in _SHELL_TARGET.findall(head.decode("utf-8", "surrogateescape")):
-        script = os.path.normpath(basedir + rest if prefix != "/" else prefix + rest)
-        if script not in found:
-            found.append(script)
-    return found
+    found: dict[str, None] = {}
+    for word in words(head.decode("utf-8", "surrogateescape")):
+        if not word.endswith("codex.js"):
+            continue
+        prefix = next((p for p in _BASEDIR if word.startswith(p)), None)
+        if prefix is not None:
+            found.setdefault(os.path.normpath(os.path.join(basedir, word[len(prefix) :])))
+        elif word.startswith("/"):
+            found.setdefault(os.path.normpath(word))
+    return list(found)
 
 
 def _node_resolve(start: str, request: str, tried: list[str]) -> str | None:
@@ -169,7 +89,7 @@ def _node_resolve(start: str, request: str, tried: list[str]) -> str | None:
         directory = parent
 
 
-def _resolve_node_shim(script: str, target: Target, tried: list[str]) -> str | None:
+def node_shim_native(script: str, target: Target, tried: list[str]) -> str | None:
     """The native binary ``codex.js`` (a real path) would exec, or None."""
     bin_dir = os.path.dirname(script)
     package_root = os.path.dirname(bin_dir)

@@ -15,7 +15,7 @@ from launcher_probe.contract import Reason
 from launcher_probe.errors import ConfigError
 from launcher_probe.host.discovery import Candidate, Discovery, Source, discover
 from tests.conftest import HostEnv, run_cli
-from tests.host.test_paths import make_binary
+from tests.host.stubs import native_stub
 from tests.host.test_shims import bun_global, npm_global, pnpm_global, target
 
 KEYS = ["source", "path", "resolved", "ok", "reason", "detail", "also_found_at"]
@@ -37,8 +37,7 @@ def only(discovery: Discovery) -> Candidate:
 
 
 def native_in(directory: Path) -> Path:
-    directory.mkdir(parents=True, exist_ok=True)
-    return make_binary(directory / "codex")
+    return native_stub(directory / "codex")
 
 
 def write_config(host_env: HostEnv, text: str) -> Path:
@@ -88,12 +87,18 @@ def test_standalone_install_with_aliases_is_listed_once(host_env: HostEnv) -> No
 def test_codex_install_dir_moves_the_standalone_place(
     host_env: HostEnv, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    native = native_in(host_env.home / "opt" / "bin")
-    monkeypatch.setenv("CODEX_INSTALL_DIR", str(native.parent))
-    assert found(discover()) == [(Source.STANDALONE, str(native), str(native), None)]
+    release = host_env.codex_home / "packages/standalone/releases/0.171.0"
+    native = native_in(release / "bin")
+    (release.parent.parent / "current").symlink_to(release)
+    alias = native_in(host_env.home / "opt" / "bin")
+    alias.unlink()
+    alias.symlink_to(host_env.codex_home / "packages/standalone/current/bin/codex")
+    monkeypatch.setenv("CODEX_INSTALL_DIR", str(alias.parent))
+    assert found(discover()) == [(Source.STANDALONE, str(alias), str(native), None)]
     monkeypatch.setenv("CODEX_INSTALL_DIR", "opt/bin")
     discovery = discover()
-    assert found(discovery) == []
+    current = host_env.codex_home / "packages/standalone/current/bin/codex"
+    assert found(discovery) == [(Source.STANDALONE, str(current), str(native), None)]
     skipped = {"source": "standalone", "entry": "CODEX_INSTALL_DIR=opt/bin", "reason": "relative"}
     assert skipped in discovery.skipped
 
@@ -255,7 +260,7 @@ def test_non_utf8_path_entry_and_link_to_it_are_not_utf8(
 ) -> None:
     directory = os.path.join(os.fsencode(host_env.home), b"bin-\xff")
     os.mkdir(directory, 0o755)
-    native = os.fsdecode(make_binary(os.path.join(directory, b"codex")))
+    native = os.fsdecode(native_stub(Path(os.fsdecode(directory)) / "codex"))
     link = host_env.home / "bin" / "codex"  # a UTF-8 path whose target is not
     link.parent.mkdir()
     link.symlink_to(native)
@@ -337,6 +342,23 @@ def test_harness_is_the_nearest_codex_ancestor(host_env: HostEnv, tmp_path: Path
     assert harness["path"] == str(codex)
     assert harness["resolved"] == str(codex)
     assert harness["ok"] is True
+
+
+def test_harness_script_whose_interpreter_has_another_real_name(
+    host_env: HostEnv, tmp_path: Path
+) -> None:
+    """``#!/bin/sh`` runs as ``dash`` (or bash) where /bin/sh links to it: the running
+    interpreter's name differs from the #! line's, and the harness is still found."""
+    shell = os.path.realpath("/bin/sh")
+    if os.path.basename(shell).startswith("sh"):
+        pytest.skip(f"/bin/sh is {shell} itself here: nothing differs")
+    codex = tmp_path / "harness" / "codex"
+    codex.parent.mkdir()
+    codex.write_text('#!/bin/sh\n"$TEST_PYTHON" -m launcher_probe discover --json\nexit $?\n')
+    codex.chmod(0o755)
+    env = {**host_env.env, "TEST_PYTHON": sys.executable}
+    harness = _run_harness([str(codex)], env)
+    assert (harness["path"], harness["resolved"], harness["ok"]) == (str(codex), str(codex), True)
 
 
 @pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
@@ -479,11 +501,40 @@ def test_places_under_a_relative_home_are_skipped_not_searched(
     discovery = discover()
     assert found(discovery) == []
     assert planted.exists()
-    skipped = {"source": "known", "entry": "rel/.npm-global/bin/codex", "reason": "relative"}
-    assert skipped in discovery.skipped
-    assert {
-        "source": "standalone",
-        "entry": "CODEX_INSTALL_DIR=rel/.local/bin",
-        "reason": "relative",
-    } in discovery.skipped
+    assert discovery.skipped == (
+        {"source": "standalone", "entry": "HOME=rel", "reason": "relative"},
+        {"source": "known", "entry": "HOME=rel", "reason": "relative"},
+    )
     assert all(os.path.isabs(place["path"].split("*")[0]) for place in discovery.searched[1:])
+    human = run_cli("discover", env=dict(os.environ), cwd=tmp_path)
+    assert human.returncode == 3
+    assert "None" not in human.stdout
+    assert 'skipped: known "HOME=rel" (relative)\n' in human.stdout
+
+
+def test_skipped_names_only_variables_that_were_set(
+    host_env: HostEnv, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """A relative HOME with one relative variable set: the variable is named with its value,
+    the rest once as HOME; a relative XDG_DATA_HOME is ignored (the XDG spec), so fnm's and
+    pnpm's defaults under HOME apply, never a ``None`` directory."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("HOME", "rel")
+    monkeypatch.setenv("NVM_DIR", "nvm")
+    monkeypatch.setenv("XDG_DATA_HOME", "data")
+    discovery = discover()
+    assert discovery.skipped == (
+        {"source": "standalone", "entry": "HOME=rel", "reason": "relative"},
+        {"source": "known", "entry": "XDG_DATA_HOME=data", "reason": "relative"},
+        {"source": "known", "entry": "HOME=rel", "reason": "relative"},
+        {"source": "known", "entry": "NVM_DIR=nvm", "reason": "relative"},
+    )
+    assert not [p for p in discovery.searched if "None" in p["path"]]
+    home = host_env.home
+    monkeypatch.setenv("HOME", str(home))
+    fnm = native_in(home / ".local/share/fnm/node-versions/v1/installation/bin")
+    pnpm = native_in(home / ".local/share/pnpm")
+    assert [c.path for c in discover().candidates if c.source is Source.KNOWN] == [
+        str(fnm),
+        str(pnpm.parent / "codex"),
+    ]

@@ -81,7 +81,7 @@ def test_withheld_exit_3_one_stderr_line(host_env: HostEnv, fake_codex: FakeCode
 
     code, decision = resolve_json(host_env, "--codex", str(fake_codex.path))
     assert code == 3
-    assert set(decision) == {"decision", "reason", "detail", "tried", "warnings"}
+    assert set(decision) == {"decision", "reason", "detail", "tried", "searched", "warnings"}
     assert (decision["decision"], decision["reason"]) == ("withheld", "not_codex")
     (tried,) = decision["tried"]
     assert set(tried) == {"source", "path", "resolved", "reason", "detail"}

@@ -10,8 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from launcher_probe.host.shims import FileKind, Target, classify, host_target, resolve_native
-from tests.host.test_paths import NATIVE, make_binary
+from launcher_probe.contract import Reason
+from launcher_probe.host.executables import FileKind, classify
+from launcher_probe.host.native import resolve_native
+from launcher_probe.host.shims import Target, host_target
+from tests.host.stubs import header, native_stub
 
 NODE_SHIM = b'#!/usr/bin/env node\n// stand-in for @openai/codex/bin/codex.js\nimport "node:os";\n'
 
@@ -54,8 +57,7 @@ def npm_package(node_modules: Path, layout: str = "new") -> tuple[Path, Path]:
     if layout in ("new", "old", "missing"):
         write(platform_package / "package.json", b'{"name": "%s"}' % host.package.encode())
     if layout in natives and layout != "missing":
-        native.parent.mkdir(parents=True, exist_ok=True)
-        make_binary(native)
+        native_stub(native)
     return shim, native
 
 
@@ -77,9 +79,7 @@ def pnpm_global(pnpm_home: Path) -> tuple[Path, Path]:
     platform_dir = store / f"{host.package.replace('/', '+')}@1.0.0" / "node_modules"
     platform_package = platform_dir / host.package
     write(platform_package / "package.json", b"{}")
-    native = platform_package / "vendor" / host.triple / "bin" / "codex"
-    native.parent.mkdir(parents=True)
-    make_binary(native)
+    native = native_stub(platform_package / "vendor" / host.triple / "bin" / "codex")
     (codex_dir / host.package).symlink_to(os.path.relpath(platform_package, codex_dir / "@openai"))
     top = pnpm_home / "global" / "5" / "node_modules" / "@openai"
     top.mkdir(parents=True)
@@ -163,7 +163,7 @@ def test_shell_shim_to_missing_script_is_unresolved(tmp_path: Path) -> None:
 
 
 def test_native_binary_and_plain_script_are_themselves(tmp_path: Path) -> None:
-    native = make_binary(tmp_path / "codex.js")  # named like the shim, but ELF inside
+    native = native_stub(tmp_path / "codex.js")  # named like the shim, but ELF inside
     script = write(tmp_path / "codex", b"#!/usr/bin/python3\nprint('hi')\n", 0o755)
     for path in (native, script):
         assert resolve_native(str(path)) == resolve_native(os.path.realpath(path))
@@ -174,9 +174,10 @@ def test_native_binary_and_plain_script_are_themselves(tmp_path: Path) -> None:
 def test_node_shim_is_recognised_by_content_not_name(tmp_path: Path) -> None:
     assert classify("/x/codex", NODE_SHIM) is FileKind.NODE_SHIM
     assert classify("/x/codex", b"#!/usr/bin/env -S node --no-warnings\n") is FileKind.NODE_SHIM
-    assert classify("/x/codex.js", NATIVE) is FileKind.NATIVE
+    assert classify("/x/codex.js", header()) is FileKind.NATIVE
     assert classify("/x/codex", b"\xcf\xfa\xed\xfe") is FileKind.NATIVE
-    assert classify("/x/codex", b"#!/bin/sh\necho hi\n") is FileKind.OTHER
+    assert classify("/x/codex", b"#!/bin/sh\necho hi\n") is FileKind.SCRIPT
+    assert classify("/x/codex", b"just text\n") is FileKind.OTHER
     unnamed = write(tmp_path / "weird-name", NODE_SHIM, 0o755)
     assert resolve_native(str(unnamed)).shim == str(unnamed)
 
@@ -184,7 +185,9 @@ def test_node_shim_is_recognised_by_content_not_name(tmp_path: Path) -> None:
 def test_fifo_is_not_read(tmp_path: Path) -> None:
     fifo = tmp_path / "codex"
     os.mkfifo(fifo)
-    assert resolve_native(str(fifo)).native == str(fifo)  # returns, does not block
+    resolution = resolve_native(str(fifo))  # returns, does not block
+    assert (resolution.native, resolution.reason) == (None, Reason.NOT_NATIVE)
+    assert resolution.detail.startswith(f"{fifo} is neither a native executable nor a script; ")
 
 
 @pytest.mark.real_codex
@@ -195,4 +198,5 @@ def test_real_npm_install_resolves_to_the_real_native_binary(real_codex: Path) -
         pytest.skip(f"{real_codex} is not inside an npm install")
     resolution = resolve_native(str(link))
     assert resolution.native == os.path.realpath(real_codex)
-    assert resolution.shim == str(node_modules / "@openai" / "codex" / "bin" / "codex.js")
+    shim = node_modules / "@openai" / "codex" / "bin" / "codex.js"
+    assert resolution.shim == os.path.realpath(shim)
