@@ -20,6 +20,7 @@ import pytest
 from launcher_probe.contract import Reason
 from launcher_probe.host.decision import Published, Withheld
 from launcher_probe.host.discovery import discover
+from launcher_probe.host.memory import MEMORY
 from launcher_probe.host.resolver import ResolverConfig, resolve_launcher
 from tests.conftest import HostEnv, run_cli
 from tests.fakes import FakeCodex, install_fake_codex
@@ -313,11 +314,12 @@ class TouchingClock:
 def test_a_cache_hit_is_rechecked_against_the_file_when_published(
     host_env: HostEnv, fake_codex: FakeCodex
 ) -> None:
-    """The binary changes between the lookup that found its verdict and the publish: the
-    stale verdict is not published; the changed file is probed and published instead."""
+    """The binary changes between the disk lookup that found its verdict and the publish:
+    the stale verdict is not published; the changed file is probed and published instead."""
     clock = TouchingClock(fake_codex.path, at=2)  # 1: the attempt starts, 2: the lookup
     config = ResolverConfig(clock=clock)
     assert isinstance(resolve_launcher(str(fake_codex.path), config=config), Published)
+    MEMORY.forget()  # as in a fresh process: the verdict comes from the disk
     clock.arm()
     decision = resolve_launcher(str(fake_codex.path), config=config)
     assert clock.calls > 2  # the touch happened

@@ -28,12 +28,13 @@ sys.stdin.buffer.read()
 sys.exit(main(sys.argv[2:]))
 """
 
-#: Holds a lock file until killed; says "held" once it holds it.
+#: Holds a lock file (an OS flock, as any flock-based locker takes it) until killed; says
+#: "held" once it holds it.
 HOLD_LOCK = """
-import sys
-from filelock import FileLock
-lock = FileLock(sys.argv[1])
-lock.acquire()
+import fcntl, os, sys
+os.makedirs(os.path.dirname(sys.argv[1]), mode=0o700, exist_ok=True)
+fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT, 0o600)
+fcntl.flock(fd, fcntl.LOCK_EX)
 print("held", flush=True)
 sys.stdin.read()
 """
@@ -159,7 +160,7 @@ def test_an_unusable_lock_file_probes_uncached_with_a_warning(
     """A lock file that cannot be opened (here a directory in its place) is not a vanished
     binary: the candidate is probed without the cache and published, with a warning."""
     lock_file = VerdictCache().lock_file(str(fake_codex.path))
-    lock_file.mkdir(mode=0o700)
+    lock_file.mkdir(mode=0o700, parents=True)
     for expected_probes in (1, 2):
         done = _resolve(fake_codex, host_env)
         assert done.returncode == 0, done.stdout
