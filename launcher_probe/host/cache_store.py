@@ -240,21 +240,21 @@ class RecordStore:
         return removed
 
     def sweep(self, now: float | None = None) -> None:
-        """Bounded housekeeping: remove writers' temporary files older than
+        """Bounded housekeeping, never failing: remove writers' temporary files older than
         ``STALE_TEMPORARY_SECONDS`` and the records, among up to ``PRUNE_BATCH`` picked at
         random, of binaries that are gone (their path as found no longer exists)."""
         import random
 
         now = time.time() if now is None else now
-        for file in self._temporaries():
-            with contextlib.suppress(OSError):
+        with contextlib.suppress(OSError):
+            for file in self._temporaries():
                 if now - os.lstat(file).st_mtime > STALE_TEMPORARY_SECONDS:
                     self.remove(file)
-        files = self.record_files()
-        for file in random.sample(files, min(PRUNE_BATCH, len(files))):
-            record = self.read(file).record
-            if record is not None and not os.path.lexists(record.path):
-                self.remove(file)
+            files = self.record_files()
+            for file in random.sample(files, min(PRUNE_BATCH, len(files))):
+                record = self.read(file).record
+                if record is not None and not os.path.lexists(record.path):
+                    self.remove(file)
 
     def _temporaries(self) -> list[Path]:
         try:

@@ -38,7 +38,8 @@ class LockTimeout(LauncherProbeError):
 class _ReleaseWatch:
     """Sets :attr:`released` once the lock on ``lock_file`` is (or becomes) free."""
 
-    def __init__(self, fd: int) -> None:
+    def __init__(self, lock_file: Path, fd: int) -> None:
+        self.lock_file = lock_file
         self.released = threading.Event()
         threading.Thread(target=self._watch, args=(fd,), daemon=True).start()
 
@@ -50,6 +51,9 @@ class _ReleaseWatch:
             pass  # the waiters find out for themselves
         finally:
             os.close(fd)
+            with _WATCHES_LOCK:
+                if _WATCHES.get(self.lock_file) is self:
+                    del _WATCHES[self.lock_file]
             self.released.set()
 
 
@@ -61,8 +65,8 @@ def _watch(lock_file: Path) -> _ReleaseWatch:
     """The live watch of ``lock_file`` in this process, started when there is none."""
     with _WATCHES_LOCK:
         watch = _WATCHES.get(lock_file)
-        if watch is None or watch.released.is_set():
-            watch = _WATCHES[lock_file] = _ReleaseWatch(_open(lock_file))
+        if watch is None:
+            watch = _WATCHES[lock_file] = _ReleaseWatch(lock_file, _open(lock_file))
         return watch
 
 

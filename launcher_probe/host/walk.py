@@ -75,6 +75,8 @@ def walk(path: str, known: dict[str, Component] | None = None) -> Walk:
     ``known`` maps component paths already recorded (by an earlier walk of the same
     fingerprint) to their components; those are not recorded twice but still followed.
     """
+    if not path.startswith("/"):
+        raise OSError(errno.EINVAL, "not an absolute path", path)
     known = {} if known is None else known
     met: list[Component] = []
     pending = deque(part for part in path.split("/") if part)
