@@ -1,7 +1,8 @@
-"""The resolver: discovery → path rules → fingerprint → cached verdict or probe → Decision.
+"""The resolver: discovery → the walk, judged by the path rules → cached verdict or probe
+→ the walk replayed → Decision. For the operator's path, a memory hit answers first.
 
-Thread-safe: its only shared state is the cache (memory front under a lock, records on
-disk replaced atomically, one file lock per entry).
+Thread-safe: its only shared state is the cache (the memory front, records on disk
+replaced atomically, one file lock per entry).
 """
 
 from __future__ import annotations
