@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from launcher_probe.commands.common import print_json
+from launcher_probe.commands.common import escaped, print_json
 from launcher_probe.errors import ExitCode
 
 
@@ -20,27 +20,31 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from launcher_probe.host.cache import VerdictCache
+    from launcher_probe.host.paths import printable
 
-    cache = VerdictCache(create=False)
+    cache = VerdictCache()
     if args.cache_command == "clear":
         removed = cache.clear()
+        directory = printable(str(cache.directory))
         if args.json:
-            print_json({"directory": str(cache.directory), "removed": removed})
+            print_json({"directory": directory, "removed": removed})
         else:
-            print(f"removed {removed} record(s) from {cache.directory}")
+            print(escaped(f"removed {removed} record(s) from {directory}"))
         return int(ExitCode.OK)
     listing = cache.listing()
     if args.json:
         print_json(listing)
         return int(ExitCode.OK)
-    print(f"{listing['directory']} (host {listing['host_id']})")
+    print(escaped(f"{listing['directory']} (host {listing['host_id']})"))
     for entry in listing["records"]:
         verdict = "passed" if entry["ok"] else entry["reason"]
         why = "" if entry["why"] is None else f" ({entry['why']})"
         print(
-            f"{entry['state']:<5} {verdict:<20} {entry['version'] or '-':<10} "
-            f"age {entry['age']:.0f} s  {entry['path']}{why}"
+            escaped(
+                f"{entry['state']:<5} {verdict:<20} {entry['version'] or '-':<10} "
+                f"age {entry['age']:.0f} s  {entry['path']}{why}"
+            )
         )
     for problem in listing["problems"]:
-        print(f"ignored   {problem['file']}: {problem['problem']}")
+        print(escaped(f"ignored   {problem['file']}: {problem['problem']}"))
     return int(ExitCode.OK)

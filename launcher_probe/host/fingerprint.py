@@ -1,119 +1,182 @@
-"""Binary identity: what a verdict is bound to. Costs only ``lstat``/``readlink`` calls."""
+"""Binary identity: what a verdict is bound to, and what the path rules judged.
+
+A Fingerprint is the recorded walk (``walk.py``) of the path as found and, behind a shim,
+of the native binary: every inode the path rules look at. The rules' verdict is a pure
+function of it, so "the fingerprint still matches" implies "the path rules still pass".
+Checking it again costs one ``lstat`` per component and nothing else.
+"""
 
 from __future__ import annotations
 
 import os
 import stat
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
-#: Longest symlink chain followed (the kernel's own limit is 40).
-MAX_HOPS = 40
+from launcher_probe.host.paths import PathVerdict, judge
+from launcher_probe.host.walk import MAX_SYMLINKS, Component, walk
 
-
-@dataclass(frozen=True, slots=True)
-class FileIdentity:
-    """One hop (a symlink, a shim file, the native binary) as ``lstat`` saw it.
-
-    ``realpath`` is where the hop finally leads (the end of its chain).
-    """
-
-    path: str
-    realpath: str
-    dev: int
-    ino: int
-    size: int
-    mtime_ns: int
-    ctime_ns: int
-
-    @classmethod
-    def of(cls, path: str, realpath: str, st: os.stat_result | None = None) -> FileIdentity:
-        """One hop from its ``lstat`` result (taken now unless given); OSError when gone."""
-        st = os.lstat(path) if st is None else st
-        return cls(path, realpath, st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
-
-    def to_json(self) -> dict[str, Any]:
-        """The hop as a JSON object (field names as above)."""
-        return asdict(self)
-
-    @classmethod
-    def from_json(cls, value: Any) -> FileIdentity:
-        """Parse :meth:`to_json`'s form; ValueError on any deviation."""
-        if not isinstance(value, dict) or set(value) != _FIELDS:
-            raise ValueError(f"a hop must be an object with exactly {sorted(_FIELDS)}")
-        for name in ("path", "realpath"):
-            if not isinstance(value[name], str) or not os.path.isabs(value[name]):
-                raise ValueError(f"hop {name} must be an absolute path")
-        for name in _FIELDS - {"path", "realpath"}:
-            if type(value[name]) is not int:
-                raise ValueError(f"hop {name} must be an integer")
-        return cls(**value)
-
-
-_FIELDS = frozenset(FileIdentity.__dataclass_fields__)
-
-
-def _chain(path: str) -> list[FileIdentity]:
-    """``path`` and every symlink hop after it, down to the file it names."""
-    end = os.path.realpath(path)
-    hops: list[FileIdentity] = []
-    current = path
-    for _ in range(MAX_HOPS):
-        st = os.lstat(current)
-        hops.append(FileIdentity.of(current, end, st))
-        if not stat.S_ISLNK(st.st_mode):
-            return hops
-        current = os.path.join(os.path.dirname(current), os.readlink(current))
-    raise OSError(f"more than {MAX_HOPS} symlinks from {path}")
+#: Most components a fingerprint read back from JSON may hold.
+MAX_COMPONENTS = 4096
+_COMPONENT_FIELDS = Component._fields
 
 
 @dataclass(frozen=True, slots=True)
 class Fingerprint:
-    """The identity of every hop from the path as found to the native binary.
+    """The walk of ``path`` (as found, ending at ``end``) and of ``native`` (when it is
+    another file, a shim's binary): ``components[:split]`` are the first walk's.
 
-    The last hop is always the native binary itself (its realpath). Two fingerprints
-    are equal only when every hop is the same file, unchanged.
+    Two fingerprints are equal only when every component is the same inode, unchanged.
     """
 
-    hops: tuple[FileIdentity, ...]
+    path: str
+    end: str
+    native: str
+    split: int
+    components: tuple[Component, ...]
+    #: What :meth:`still_matches` compares, per component: its path, ``lstat()[:3]``
+    #: (mode, inode, device), ``[4:6]`` (owner, group; ``[4:7]`` with the size) and, for
+    #: files and symlinks, mtime and ctime.
+    _replay: tuple[_Expected, ...] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_replay", tuple(map(_expected, self.components)))
 
     @classmethod
     def of(cls, path: str, native: str) -> Fingerprint:
-        """Fingerprint ``path`` (as found) and every hop to ``native``; OSError if gone.
+        """Walk ``path`` (as found) and, when it ends elsewhere, ``native``; OSError if
+        either cannot be reached."""
+        known: dict[str, Component] = {}
+        first = walk(path, known)
+        if native == first.end:
+            return cls(path, first.end, first.end, len(first.components), first.components)
+        second = walk(native, known)
+        components = first.components + second.components
+        return cls(path, first.end, second.end, len(first.components), components)
 
-        When ``path`` leads to a shim (a file other than ``native``), the shim's chain is
-        followed by the native binary.
-        """
-        hops = _chain(path)
-        native_real = os.path.realpath(native)
-        if hops[-1].realpath != native_real:
-            hops.append(FileIdentity.of(native_real, native_real))
-        return cls(tuple(hops))
-
-    @property
-    def path(self) -> str:
-        """The path as found (the first hop)."""
-        return self.hops[0].path
-
-    @property
-    def native(self) -> str:
-        """The native binary's realpath (the last hop)."""
-        return self.hops[-1].realpath
+    def verdict(self) -> PathVerdict:
+        """The path rules applied to this record: to the path as found, then to the native
+        binary behind it (when that is another file)."""
+        known = {component.path: component for component in self.components}
+        found = judge(self.path, self.components[: self.split], self.end, known)
+        if not found.ok or self.native == self.end:
+            return found
+        return judge(self.native, self.components[self.split :], self.native, known)
 
     def still_matches(self) -> bool:
-        """True when every hop on disk is still the same file, unchanged."""
+        """True when every component on disk is still the same inode, unchanged (one
+        ``lstat`` each; no ``realpath``, ``readlink`` or read)."""
+        lstat = os.lstat
         try:
-            return Fingerprint.of(self.path, self.native) == self
+            for path, identity, owner, times in self._replay:
+                st = lstat(path)
+                if st[:3] != identity:
+                    return False
+                if times is None:
+                    if st[4:6] != owner:
+                        return False
+                elif st[4:7] != owner or (st.st_mtime_ns, st.st_ctime_ns) != times:
+                    return False
         except (OSError, ValueError):
             return False
+        return True
+
+    def hops(self) -> list[dict[str, Any]]:
+        """The files the verdict is about, first (the path as found) to last (the native
+        binary): each symlink its chain leads through and the file each walk ends at, as
+        ``{"path", "realpath", "dev", "ino", "size", "mtime_ns", "ctime_ns"}``."""
+        shown: list[dict[str, Any]] = []
+        for index, component in enumerate(self.components):
+            if not component.hop or stat.S_ISDIR(component.mode):
+                continue
+            first_walk = index < self.split
+            path = self.path if not shown else component.path
+            shown.append(
+                {
+                    "path": path,
+                    "realpath": self.end if first_walk else self.native,
+                    "dev": component.dev,
+                    "ino": component.ino,
+                    "size": component.size,
+                    "mtime_ns": component.mtime_ns,
+                    "ctime_ns": component.ctime_ns,
+                }
+            )
+        return shown
 
     def to_json(self) -> list[dict[str, Any]]:
-        """The hops, first (the path as found) to last (the native binary)."""
-        return [hop.to_json() for hop in self.hops]
+        """The hops (see :meth:`hops`): the documented ``fingerprint`` of ``resolve --json``."""
+        return self.hops()
+
+    def record_json(self) -> dict[str, Any]:
+        """The whole record, for the verdict cache: ``{"path", "end", "native", "split",
+        "components": [{"path", "mode", "uid", "gid", "dev", "ino", "size", "mtime_ns",
+        "ctime_ns", "hop"}, ...]}``."""
+        return {
+            "path": self.path,
+            "end": self.end,
+            "native": self.native,
+            "split": self.split,
+            "components": [component._asdict() for component in self.components],
+        }
 
     @classmethod
-    def from_json(cls, value: Any) -> Fingerprint:
-        """Parse :meth:`to_json`'s form; ValueError on any deviation."""
-        if not isinstance(value, list) or not value or len(value) > MAX_HOPS + 1:
-            raise ValueError("a fingerprint must be a non-empty list of hops")
-        return cls(tuple(FileIdentity.from_json(hop) for hop in value))
+    def from_record_json(cls, value: Any) -> Fingerprint:
+        """Parse :meth:`record_json`'s form; ValueError on any deviation (a path that is
+        not absolute UTF-8 text, say)."""
+        if not isinstance(value, dict) or set(value) != {"path", "end", "native", "split"} | {
+            "components"
+        }:
+            raise ValueError("a fingerprint must be an object with path, end, native, split")
+        components = value["components"]
+        if not isinstance(components, list) or not 0 < len(components) <= MAX_COMPONENTS:
+            raise ValueError("fingerprint components must be a non-empty list")
+        parsed = tuple(_component(item) for item in components)
+        split = value["split"]
+        if type(split) is not int or not 0 < split <= len(parsed):
+            raise ValueError("fingerprint split out of range")
+        fingerprint = cls(
+            _path(value["path"]), _path(value["end"]), _path(value["native"]), split, parsed
+        )
+        paths = {component.path for component in parsed}
+        if len(paths) != len(parsed) or not {fingerprint.end, fingerprint.native} <= paths:
+            raise ValueError("fingerprint components do not form a walk")
+        links = sum(1 for component in parsed if stat.S_ISLNK(component.mode))
+        if links > 2 * MAX_SYMLINKS or any(
+            os.path.dirname(component.path) not in paths for component in parsed
+        ):
+            raise ValueError("fingerprint components do not form a walk")
+        return fingerprint
+
+
+_Expected = tuple[str, tuple[int, ...], tuple[int, ...], tuple[int, int] | None]
+
+
+def _expected(component: Component) -> _Expected:
+    identity = (component.mode, component.ino, component.dev)
+    if stat.S_ISDIR(component.mode):
+        return component.path, identity, (component.uid, component.gid), None
+    owner = (component.uid, component.gid, component.size)
+    return component.path, identity, owner, (component.mtime_ns, component.ctime_ns)
+
+
+def _path(value: Any) -> str:
+    """An absolute path that is valid UTF-8 text (no lone surrogate, no NUL)."""
+    if not isinstance(value, str) or not value.startswith("/") or "\0" in value:
+        raise ValueError("fingerprint paths must be absolute")
+    value.encode("utf-8")  # UnicodeEncodeError (a ValueError) for a lone surrogate
+    return value
+
+
+def _component(value: Any) -> Component:
+    if not isinstance(value, dict) or set(value) != set(_COMPONENT_FIELDS):
+        raise ValueError(f"a component must be an object with exactly {list(_COMPONENT_FIELDS)}")
+    numbers = [value[name] for name in _COMPONENT_FIELDS[1:-1]]
+    if any(type(number) is not int or number < 0 for number in numbers):
+        raise ValueError("component attributes must be non-negative integers")
+    if type(value["hop"]) is not bool:
+        raise ValueError("component hop must be a boolean")
+    mode, uid, gid, dev, ino, size, mtime_ns, ctime_ns = numbers
+    return Component(
+        _path(value["path"]), mode, uid, gid, dev, ino, size, mtime_ns, ctime_ns, value["hop"]
+    )

@@ -5,15 +5,13 @@ from __future__ import annotations
 import errno
 import os
 import stat
-from collections import deque
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import BinaryIO
 
 from launcher_probe.contract import Reason
 from launcher_probe.errors import InputRejected
-
-#: As many symlinks as Linux follows before it gives up with ELOOP.
-MAX_SYMLINKS = 40
+from launcher_probe.host.walk import Component, walk
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,9 +35,21 @@ class PathRejected(InputRejected):
 
 
 def printable(path: str | bytes) -> str:
-    """``path`` as text safe to print or put in JSON (undecodable bytes as ``\\xNN``)."""
-    raw = path if isinstance(path, bytes) else os.fsencode(path)
+    """``path`` as text safe to print or put in JSON: undecodable bytes as ``\\xNN``, a
+    surrogate that stands for no byte (``"\\ud800"``, from JSON say) as ``\\uNNNN``."""
+    try:
+        raw = path if isinstance(path, bytes) else os.fsencode(path)
+    except UnicodeEncodeError:
+        assert isinstance(path, str)
+        return "".join(_printable_char(char) for char in path)
     return raw.decode("utf-8", "backslashreplace")
+
+
+def _printable_char(char: str) -> str:
+    try:
+        return os.fsencode(char).decode("utf-8", "backslashreplace")
+    except UnicodeEncodeError:
+        return f"\\u{ord(char):04x}"
 
 
 def open_regular_file(path: str) -> BinaryIO:
@@ -78,19 +88,11 @@ def check_launcher_path(path: str | bytes) -> PathVerdict:
     if isinstance(text, PathVerdict):
         return text
     try:
-        target = os.stat(text)
+        walked = walk(text)
     except OSError as error:
         return PathVerdict(False, Reason.NOT_FOUND, _missing_detail(text, error))
-    if not stat.S_ISREG(target.st_mode):
-        real = os.path.realpath(text)
-        shown = text if real == text else f"{text} (resolving to {real})"
-        return PathVerdict(False, Reason.NOT_REGULAR_FILE, f"{shown} is not a regular file")
-    if not os.access(text, os.X_OK):
-        return PathVerdict(False, Reason.NOT_EXECUTABLE, f"{text} is not executable by this user")
-    unsafe = unsafe_chain(text)
-    if unsafe:
-        return PathVerdict(False, Reason.UNSAFE_PERMISSIONS, unsafe)
-    return PASSED
+    known = {component.path: component for component in walked.components}
+    return judge(text, walked.components, walked.end, known)
 
 
 def require_launcher_path(path: str | bytes) -> str:
@@ -101,6 +103,37 @@ def require_launcher_path(path: str | bytes) -> str:
     return path.decode("utf-8") if isinstance(path, bytes) else path
 
 
+def judge(
+    path: str, components: Sequence[Component], end: str, known: Mapping[str, Component]
+) -> PathVerdict:
+    """The rules applied to a recorded walk of ``path`` (see ``walk.walk``), which ended at
+    ``end``: a pure function of what the walk saw. ``known`` maps every component path of
+    the record (this walk's and any other walked with it) to its component."""
+    final = known[end]
+    if not stat.S_ISREG(final.mode):
+        shown = path if end == path else f"{path} (resolving to {end})"
+        return PathVerdict(False, Reason.NOT_REGULAR_FILE, f"{shown} is not a regular file")
+    if not _executable(final):
+        return PathVerdict(False, Reason.NOT_EXECUTABLE, f"{path} is not executable by this user")
+    unsafe = _first_unsafe(components, known)
+    if unsafe:
+        return PathVerdict(False, Reason.UNSAFE_PERMISSIONS, unsafe)
+    return PASSED
+
+
+def _executable(file: Component) -> bool:
+    """Whether the current user may execute ``file``, from its mode and owner alone (as
+    ``execve`` decides; root needs any x bit)."""
+    euid = os.geteuid()
+    if euid == 0:
+        return bool(file.mode & (stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH))
+    if file.uid == euid:
+        return bool(file.mode & stat.S_IXUSR)
+    if file.gid == os.getegid() or file.gid in os.getgroups():
+        return bool(file.mode & stat.S_IXGRP)
+    return bool(file.mode & stat.S_IXOTH)
+
+
 def _missing_detail(path: str, error: OSError) -> str:
     if error.errno == errno.ELOOP:
         return f"{path}: too many levels of symbolic links"
@@ -109,69 +142,59 @@ def _missing_detail(path: str, error: OSError) -> str:
     return f"{path}: {error.strerror or error}"
 
 
-def _unsafe_owner(path: str, info: os.stat_result) -> str | None:
-    if info.st_uid in (0, os.geteuid()):
+def _unsafe_owner(component: Component) -> str | None:
+    if component.uid in (0, os.geteuid()):
         return None
-    return f"{path} is owned by uid {info.st_uid}, not by root or the current user"
+    return f"{component.path} is owned by uid {component.uid}, not by root or the current user"
 
 
-def _unsafe_mode(path: str, info: os.stat_result) -> str | None:
-    mode = stat.S_IMODE(info.st_mode)
+def _unsafe_mode(component: Component) -> str | None:
+    mode = stat.S_IMODE(component.mode)
     if not mode & (stat.S_IWGRP | stat.S_IWOTH):
         return None
-    if stat.S_ISDIR(info.st_mode) and mode & stat.S_ISVTX:
+    if stat.S_ISDIR(component.mode) and mode & stat.S_ISVTX:
         return None
     who = "others" if mode & stat.S_IWOTH else "its group"
-    kind = "directory" if stat.S_ISDIR(info.st_mode) else "file"
+    kind = "directory" if stat.S_ISDIR(component.mode) else "file"
     sticky = " without the sticky bit" if kind == "directory" else ""
-    return f"{kind} {path} is writable by {who}{sticky} (mode {mode:04o})"
+    return f"{kind} {component.path} is writable by {who}{sticky} (mode {mode:04o})"
 
 
-def _is_shared_sticky(info: os.stat_result) -> bool:
-    return bool(info.st_mode & stat.S_ISVTX and info.st_mode & (stat.S_IWGRP | stat.S_IWOTH))
+def _is_shared_sticky(directory: Component) -> bool:
+    mode = directory.mode
+    return bool(mode & stat.S_ISVTX and mode & (stat.S_IWGRP | stat.S_IWOTH))
+
+
+def _first_unsafe(components: Sequence[Component], known: Mapping[str, Component]) -> str | None:
+    """Why one of ``components`` could be swapped by another user, or None.
+
+    Each directory and file must be owned by root or the current user and not writable by
+    group or others (a sticky directory may be shared, but then a symlink inside it must
+    be ours or root's too).
+    """
+    for component in components:
+        if stat.S_ISLNK(component.mode):
+            owner = _unsafe_owner(component)
+            parent = known[os.path.dirname(component.path)]
+            if owner and _is_shared_sticky(parent):
+                return f"symlink {owner}, inside a shared sticky directory"
+            continue
+        problem = _unsafe_owner(component) or _unsafe_mode(component)
+        if problem:
+            return problem
+    return None
 
 
 def unsafe_chain(path: str) -> str | None:
-    """Why ``path`` could be swapped by another user, or None when it cannot.
+    """Why the absolute ``path`` could be swapped by another user, or None when it cannot.
 
     Walks ``path`` component by component from ``/``, following every symlink the way the
     kernel does, so both the symlinks' own directories and their targets' directories are
-    checked: each directory and the final file must be owned by root or the current user
-    and not writable by group or others (a sticky directory may be shared, but then a
-    symlink inside it must be ours or root's too). ``path`` must be absolute.
+    checked (see :func:`_first_unsafe`).
     """
-    pending = deque(part for part in path.split("/") if part)
-    current = "/"
-    hops = 0
     try:
-        info = os.lstat(current)
-        problem = _unsafe_owner(current, info) or _unsafe_mode(current, info)
-        while pending and not problem:
-            part = pending.popleft()
-            if part == ".":
-                continue
-            if part == "..":
-                current = os.path.dirname(current)
-                info = os.lstat(current)
-                continue
-            parent = info
-            candidate = os.path.join(current, part)
-            info = os.lstat(candidate)
-            if stat.S_ISLNK(info.st_mode):
-                hops += 1
-                if hops > MAX_SYMLINKS:
-                    return f"{path}: too many levels of symbolic links"
-                owner = _unsafe_owner(candidate, info)
-                if owner and _is_shared_sticky(parent):
-                    return f"symlink {owner}, inside a shared sticky directory"
-                link = os.readlink(candidate)
-                pending.extendleft(reversed([p for p in link.split("/") if p]))
-                if link.startswith("/"):
-                    current = "/"
-                info = os.lstat(current)
-                continue
-            problem = _unsafe_owner(candidate, info) or _unsafe_mode(candidate, info)
-            current = candidate
+        walked = walk(path)
     except OSError as error:
         return f"cannot check {path}: {error}"
-    return problem
+    known = {component.path: component for component in walked.components}
+    return _first_unsafe(walked.components, known)

@@ -1,11 +1,13 @@
-"""The resolver: discovery → path rules → fingerprint → cached verdict or probe → Decision.
+"""The resolver: discovery → the walk, judged by the path rules → cached verdict or probe
+→ the walk replayed → Decision. For the operator's path, a memory hit answers first.
 
-Thread-safe: its only shared state is the cache (memory front under a lock, records on
-disk replaced atomically, one file lock per entry).
+Thread-safe: its only shared state is the cache (the memory front, records on disk
+replaced atomically, one file lock per entry).
 """
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -18,11 +20,12 @@ from launcher_probe.host.cache import (
     Lifetimes,
     LockTimeout,
     VerdictCache,
-    memory_front,
 )
 from launcher_probe.host.decision import Decision, PassedOver, Published, Withheld
-from launcher_probe.host.discovery import Candidate, Discovery, discover
+from launcher_probe.host.discovery import ENV_VAR, Candidate, Discovery, Source, discover
 from launcher_probe.host.fingerprint import Fingerprint
+from launcher_probe.host.memory import MEMORY
+from launcher_probe.host.paths import PathVerdict
 from launcher_probe.host.probe_result import DEFAULT_TIMEOUT, ProbeResult
 
 #: Places named in the ``not_found`` detail; the Withheld's ``searched`` holds them all.
@@ -57,7 +60,7 @@ def _open_cache(config: ResolverConfig, warnings: list[str]) -> VerdictCache | N
             lifetimes=config.lifetimes,
             lock_timeout=config.lock_timeout,
             clock=config.clock,
-            memory=memory_front(),
+            memory=MEMORY,
         )
     except CacheUnavailable as error:
         warnings.append(str(error))
@@ -107,12 +110,15 @@ class _Attempt:
                 )
             except LockTimeout as error:
                 return self.passed_over(Reason.LOCK_TIMEOUT, str(error))
+            if isinstance(decided, PathVerdict):  # the path rules fail on the files now
+                return self.passed_over(decided.reason or Reason.NOT_FOUND, decided.detail)
             if decided is None:
                 continue  # changed during the probe: the result was discarded
             result = decided.result
             if not result.ok:
                 return self.passed_over(result.reason or Reason.PROBE_FAILED, self.why(decided))
-            if decided.fingerprint.still_matches():  # the last look before publishing
+            # The last look before publishing: every inode the path rules judged, unchanged.
+            if decided.fingerprint.still_matches():
                 return Published(
                     descriptor=LauncherDescriptor(decided.fingerprint.native),
                     source=str(self.candidate.source),
@@ -135,28 +141,44 @@ class _Attempt:
             "or as soon as the binary changes)"
         )
 
-    def verdict(self, native: str) -> _Verdict | None:
-        """The cached or fresh verdict for the file as it is now; None if it changed
-        while it was probed. OSError when it is gone; LockTimeout."""
-        path = self.candidate.path
+    def judged(self, native: str) -> Fingerprint | PathVerdict:
+        """Walk the candidate and its native binary now; the failing path-rule verdict
+        when the files fail the rules. OSError when they are gone."""
+        fingerprint = Fingerprint.of(self.candidate.path, native)
+        verdict = fingerprint.verdict()
+        return fingerprint if verdict.ok else verdict
+
+    def verdict(self, native: str) -> _Verdict | PathVerdict | None:
+        """The cached or fresh verdict for the files as they are now (the path rules
+        judged on the same walk first); None if they changed while probed. OSError when
+        they are gone; LockTimeout."""
+        fingerprint = self.judged(native)
+        if isinstance(fingerprint, PathVerdict):
+            return fingerprint
         cache = self.cache
         if cache is None:
-            return self.probe(Fingerprint.of(path, native))
+            return self.probe(fingerprint)
         if not self.refresh:
-            hit = cache.lookup(Fingerprint.of(path, native), warnings=self.warnings)
+            hit = cache.lookup(fingerprint, warnings=self.warnings)
             if hit is not None:
-                return _Verdict(hit.fingerprint, hit.result, hit.probed_at, hit.expires_at, True)
+                return _Verdict(fingerprint, hit.result, hit.probed_at, hit.expires_at, True)
         try:
-            with cache.locked(path):
-                return self.locked_verdict(cache, native)
+            with cache.locked(self.candidate.path):
+                return self.locked_verdict(cache, fingerprint, native)
         except CacheUnavailable as error:  # the lock file cannot be made: probe uncached
             self.warnings.append(str(error))
-            return self.probe(Fingerprint.of(path, native))
+            return self.probe(fingerprint)
 
-    def locked_verdict(self, cache: VerdictCache, native: str) -> _Verdict | None:
+    def locked_verdict(
+        self, cache: VerdictCache, fingerprint: Fingerprint, native: str
+    ) -> _Verdict | PathVerdict | None:
         """:meth:`verdict` under the entry lock: read the record again, else probe and store."""
-        # Another process may have probed while we waited, or the file changed meanwhile.
-        fingerprint = Fingerprint.of(self.candidate.path, native)
+        # Another process may have probed while we waited, or the files changed meanwhile.
+        if not fingerprint.still_matches():
+            judged = self.judged(native)
+            if isinstance(judged, PathVerdict):
+                return judged
+            fingerprint = judged
         hit = cache.lookup(
             fingerprint,
             warnings=self.warnings,
@@ -169,7 +191,7 @@ class _Attempt:
         if verdict is not None:
             try:
                 cache.store(fingerprint, verdict.result, verdict.probed_at)
-            except OSError as error:
+            except (OSError, CacheUnavailable) as error:
                 self.warnings.append(f"verdict not cached: {error}")
         return verdict
 
@@ -196,6 +218,19 @@ def _withheld(found: Discovery, tried: list[PassedOver], warnings: list[str]) ->
     return Withheld(first.reason, detail, tuple(tried), tuple(warnings), found.searched)
 
 
+_DEFAULT_CONFIG = ResolverConfig()
+_EXPLICIT, _ENV = str(Source.EXPLICIT), str(Source.ENV)
+
+
+def _operator_path(codex: str | None) -> tuple[str, str] | None:
+    """``(source, path)`` when the caller or ``LAUNCHER_PROBE_CODEX`` names the only
+    candidate (no file needs reading to know it), else None."""
+    if codex is not None:
+        return _EXPLICIT, codex
+    from_env = os.environ.get(ENV_VAR)
+    return (_ENV, from_env) if from_env else None
+
+
 def resolve_launcher(
     codex: str | None = None,
     *,
@@ -210,7 +245,13 @@ def resolve_launcher(
     cached verdicts (but still stores the new one); ``use_cache=False`` neither reads
     nor writes the cache. ``timeout`` bounds each probe.
     """
-    config = config or ResolverConfig()
+    config = config or _DEFAULT_CONFIG
+    if use_cache and not refresh:
+        operator = _operator_path(codex)
+        if operator is not None:  # the memory front answers for the operator's path alone
+            remembered = MEMORY.published(*operator, config.clock, config.lifetimes)
+            if remembered is not None:
+                return remembered
     warnings: list[str] = []
     cache = _open_cache(config, warnings) if use_cache else None
     found = discover(codex)

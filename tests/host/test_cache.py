@@ -8,6 +8,7 @@ import os
 import pwd
 import re
 import stat
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -20,7 +21,7 @@ from launcher_probe.host.decision import Published, Withheld
 from launcher_probe.host.hostid import host_id
 from launcher_probe.host.resolver import ResolverConfig, resolve_launcher
 from tests.conftest import HostEnv, run_cli
-from tests.fakes import FakeCodex
+from tests.fakes import FakeCodex, install_fake_codex
 
 NOBODY = pwd.getpwnam("nobody").pw_uid
 
@@ -32,23 +33,23 @@ def resolve_json(env: dict[str, str], path: Path) -> tuple[int, dict[str, Any]]:
 
 def record_file(host_env: HostEnv, path: Path) -> Path:
     """Where the record for ``path`` lives under the host_env's XDG cache dir."""
-    return VerdictCache(host_env.cache_dir / "launcher-probe", create=False).record_file(str(path))
+    return VerdictCache(host_env.cache_dir / "launcher-probe").record_file(str(path))
 
 
 def test_location_and_modes(host_env: HostEnv, fake_codex: FakeCodex) -> None:
     assert resolve_json(host_env.env, fake_codex.path)[0] == 0
     root = host_env.cache_dir / "launcher-probe"
-    directory = root / "v1" / host_id()
+    directory = root / "v2" / host_id()
     record = record_file(host_env, fake_codex.path)
     assert record.parent == directory
     assert record.name == f"{hashlib.sha256(bytes(fake_codex.path)).hexdigest()}.json"
-    for path in (root, root / "v1", directory):
+    for path in (root, root / "v2", directory):
         assert stat.S_IMODE(path.stat().st_mode) == 0o700, path
     assert stat.S_IMODE(record.stat().st_mode) == 0o600
     assert stat.S_IMODE(record.with_suffix(".lock").stat().st_mode) == 0o600
     assert [p.name for p in directory.iterdir() if p.name.startswith(".")] == []  # no temp left
     saved = json.loads(record.read_text())
-    assert saved["schema"] == 1
+    assert saved["schema"] == 2
     assert (saved["host_id"], saved["path"]) == (host_id(), str(fake_codex.path))
     assert saved["probe_protocol"] == 1 and saved["result"]["ok"] is True
     assert saved["expires_at"] == pytest.approx(saved["probed_at"] + 24 * 3600)
@@ -59,7 +60,7 @@ def test_cache_dir_env_overrides_the_root(
 ) -> None:
     env = {**host_env.env, CACHE_DIR_ENV: str(tmp_path / "elsewhere")}
     assert resolve_json(env, fake_codex.path)[0] == 0
-    assert list((tmp_path / "elsewhere" / "v1" / host_id()).glob("*.json"))
+    assert list((tmp_path / "elsewhere" / "v2" / host_id()).glob("*.json"))
     assert not (host_env.cache_dir / "launcher-probe").exists()
 
 
@@ -127,6 +128,10 @@ def _deeply_nested(record: Path) -> None:
     record.write_text("[" * 200_000 + "]" * 200_000)
 
 
+def _empty(record: Path) -> None:
+    record.write_bytes(b"")
+
+
 def _group_writable(record: Path) -> None:
     record.chmod(0o620)
 
@@ -142,21 +147,22 @@ def _symlink(record: Path) -> None:
     os.symlink(decoy, record)
 
 
-CORRUPTIONS = {
-    "truncated": (_truncate, False),
-    "garbage": (_garbage, False),
-    "deeply-nested": (_deeply_nested, False),
-    "empty": (lambda record: record.write_bytes(b""), False),
-    "wrong-schema": (_edit("schema", 99), False),
-    "boolean-schema": (_edit("schema", True), False),
-    "infinite-expiry": (_edit("expires_at", float("inf")), False),
-    "huge-probed-at": (_edit("probed_at", 10**400), False),
-    "other-host": (_edit("host_id", "0000000000000000"), False),
-    "other-path": (_edit("path", "/elsewhere/codex"), False),
-    "wrong-fingerprint-shape": (_edit("fingerprint", {"ino": 1}), False),
-    "group-writable": (_group_writable, True),
-    "foreign-owned": (_foreign_owned, True),
-    "symlink": (_symlink, True),
+CORRUPTIONS: dict[str, Callable[[Path], None]] = {
+    "truncated": _truncate,
+    "garbage": _garbage,
+    "deeply-nested": _deeply_nested,
+    "empty": _empty,
+    "wrong-schema": _edit("schema", 99),
+    "boolean-schema": _edit("schema", True),
+    "infinite-expiry": _edit("expires_at", float("inf")),
+    "huge-probed-at": _edit("probed_at", 10**400),
+    "other-host": _edit("host_id", "0000000000000000"),
+    "other-path": _edit("path", "/elsewhere/codex"),
+    "lone-surrogate-path": _edit("path", "/\ud800/codex"),
+    "wrong-fingerprint-shape": _edit("fingerprint", {"ino": 1}),
+    "group-writable": _group_writable,
+    "foreign-owned": _foreign_owned,
+    "symlink": _symlink,
 }
 
 
@@ -164,21 +170,22 @@ CORRUPTIONS = {
 def test_a_bad_record_is_a_miss_never_a_crash(
     host_env: HostEnv, fake_codex: FakeCodex, name: str
 ) -> None:
-    corrupt, warns = CORRUPTIONS[name]
     assert resolve_json(host_env.env, fake_codex.path)[0] == 0
     record = record_file(host_env, fake_codex.path)
-    corrupt(record)
+    CORRUPTIONS[name](record)
+    shown = run_cli("cache", "show", "--json", env=host_env.env)
+    assert shown.returncode == 0, shown.stderr
+    listing = json.loads(shown.stdout)
+    assert [problem["file"] for problem in listing["problems"]] == [str(record)]
+    assert listing["records"] == []
 
     code, decision = resolve_json(host_env.env, fake_codex.path)
     assert code == 0
     assert decision["launcher"] == {"codexExecutable": str(fake_codex.path)}
     assert decision["from_cache"] is False
     assert fake_codex.probe_count() == 2
-    if warns:
-        (warning,) = decision["warnings"]
-        assert str(record) in warning
-    else:
-        assert decision["warnings"] == []
+    (warning,) = decision["warnings"]  # every record that is not trusted is said
+    assert str(record) in warning and "ignored" in warning
 
     # the bad record was replaced by a good one
     st = os.lstat(record)
@@ -354,7 +361,7 @@ def test_cache_show_and_clear(host_env: HostEnv, fake_codex: FakeCodex, tmp_path
 
 def test_cache_clear_keeps_other_hosts_records(host_env: HostEnv, fake_codex: FakeCodex) -> None:
     assert resolve_json(host_env.env, fake_codex.path)[0] == 0
-    other = host_env.cache_dir / "launcher-probe" / "v1" / "ffffffffffffffff"
+    other = host_env.cache_dir / "launcher-probe" / "v2" / "ffffffffffffffff"
     other.mkdir(mode=0o700)
     (other / "record.json").write_text("{}")
     done = run_cli("cache", "clear", env=host_env.env)
@@ -386,3 +393,69 @@ def test_host_id_comes_from_the_host_name_and_machine_id(
         assert fallback != first
     finally:
         hostid.host_id.cache_clear()
+
+
+# --- robustness: bad records, escaped output, leftovers, pruning --------------
+
+
+def test_cache_clear_always_works_and_removes_writers_leftovers(
+    host_env: HostEnv, fake_codex: FakeCodex
+) -> None:
+    """A record with a lone surrogate for a path (valid for json.loads), a writer's
+    temporary file and garbage: ``cache show`` lists them as ignored, ``cache clear``
+    removes them all, both exit 0."""
+    assert resolve_json(host_env.env, fake_codex.path)[0] == 0
+    record = record_file(host_env, fake_codex.path)
+    _edit("path", "/\ud800/codex")(record)
+    temporary = record.parent / ".record-abandoned.tmp"
+    temporary.write_text("{")
+    for args in (("cache", "show"), ("cache", "show", "--json")):
+        shown = run_cli(*args, env=host_env.env)
+        assert (shown.returncode, shown.stderr) == (0, ""), shown.stderr
+        assert str(record) in shown.stdout and "not a valid record" in shown.stdout
+    cleared = run_cli("cache", "clear", "--json", env=host_env.env)
+    assert cleared.returncode == 0, cleared.stderr
+    assert json.loads(cleared.stdout)["removed"] == 1
+    assert sorted(p.name for p in record.parent.iterdir()) == [record.with_suffix(".lock").name]
+
+
+def test_cache_show_escapes_paths(host_env: HostEnv, tmp_path: Path) -> None:
+    """A binary under a directory whose name holds a newline: its entry stays one line."""
+    directory = tmp_path / "forged\nfresh     passed"
+    directory.mkdir(mode=0o755)
+    fake = install_fake_codex(directory)
+    assert resolve_json(host_env.env, fake.path)[0] == 0
+    shown = run_cli("cache", "show", env=host_env.env)
+    assert shown.returncode == 0, shown.stderr
+    _header, entry = shown.stdout.splitlines()
+    assert "forged\\nfresh" in entry and entry.startswith("fresh")
+
+
+def test_a_store_removes_stale_temporaries_and_records_of_gone_binaries(
+    host_env: HostEnv, tmp_path: Path
+) -> None:
+    kept = install_fake_codex(_directory(tmp_path / "kept"))
+    gone = install_fake_codex(_directory(tmp_path / "gone"))
+    for fake in (kept, gone):
+        assert resolve_json(host_env.env, fake.path)[0] == 0
+    directory = record_file(host_env, kept.path).parent
+    stale, live = directory / ".record-stale.tmp", directory / ".record-live.tmp"
+    for temporary in (stale, live):
+        temporary.write_text("{")
+    old = time.time() - 3600
+    os.utime(stale, (old, old))
+    gone.path.unlink()
+
+    third = install_fake_codex(_directory(tmp_path / "third"))
+    assert resolve_json(host_env.env, third.path)[0] == 0  # a store: the sweep runs
+
+    names = {p.name for p in directory.iterdir()}
+    assert record_file(host_env, gone.path).name not in names
+    assert {record_file(host_env, kept.path).name, live.name} <= names
+    assert stale.name not in names
+
+
+def _directory(path: Path) -> Path:
+    path.mkdir(mode=0o755)
+    path.chmod(0o755)
+    return path

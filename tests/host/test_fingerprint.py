@@ -1,15 +1,22 @@
-"""Fingerprint: every hop's identity, and every kind of change to the binary shows."""
+"""Fingerprint: the walk the path rules judge; every change of the binary or of a directory's
+owner or mode shows, and the verdict is a function of the record."""
 
 from __future__ import annotations
 
 import json
 import os
+import pwd
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from launcher_probe.contract import Reason
 from launcher_probe.host.fingerprint import Fingerprint
+from launcher_probe.host.paths import check_launcher_path
+
+NOBODY = pwd.getpwnam("nobody").pw_uid
 
 
 def make_file(path: Path, content: bytes = b"\x7fELF native\n") -> Path:
@@ -30,12 +37,23 @@ def test_plain_file_is_one_hop(tmp_path: Path) -> None:
     native = make_file(tmp_path / "codex")
     fingerprint = Fingerprint.of(str(native), str(native))
     st = native.stat()
-    (hop,) = fingerprint.hops
-    assert (hop.path, hop.realpath) == (str(native), str(native))
-    assert (hop.dev, hop.ino, hop.size) == (st.st_dev, st.st_ino, st.st_size)
-    assert (hop.mtime_ns, hop.ctime_ns) == (st.st_mtime_ns, st.st_ctime_ns)
+    (hop,) = fingerprint.to_json()
+    assert (hop["path"], hop["realpath"]) == (str(native), str(native))
+    assert (hop["dev"], hop["ino"], hop["size"]) == (st.st_dev, st.st_ino, st.st_size)
+    assert (hop["mtime_ns"], hop["ctime_ns"]) == (st.st_mtime_ns, st.st_ctime_ns)
     assert fingerprint.path == fingerprint.native == str(native)
     assert fingerprint.still_matches()
+
+
+def test_every_directory_from_the_root_is_recorded(tmp_path: Path) -> None:
+    native = make_file(tmp_path / "a" / "b" / "codex")
+    fingerprint = Fingerprint.of(str(native), str(native))
+    directories = [str(p) for p in reversed((tmp_path / "a" / "b" / "codex").parents)]
+    assert [c.path for c in fingerprint.components] == [*directories, str(native)]
+    for component in fingerprint.components[:-1]:
+        st = os.lstat(component.path)
+        assert (component.mode, component.uid, component.ino) == (st.st_mode, st.st_uid, st.st_ino)
+        assert (component.size, component.mtime_ns, component.ctime_ns) == (0, 0, 0)
 
 
 def test_symlink_chain_then_shim_then_native(tmp_path: Path) -> None:
@@ -49,14 +67,12 @@ def test_symlink_chain_then_shim_then_native(tmp_path: Path) -> None:
 
     fingerprint = Fingerprint.of(str(found), str(native))
 
-    assert [hop.path for hop in fingerprint.hops] == [
-        str(found),
-        str(middle),
-        os.path.join(str(tmp_path / "bin"), "../pkg/bin/codex.js"),
-        str(native),
-    ]
-    assert [hop.realpath for hop in fingerprint.hops] == [str(shim)] * 3 + [str(native)]
-    assert fingerprint.native == str(native)
+    hops = fingerprint.to_json()
+    assert [hop["path"] for hop in hops] == [str(found), str(middle), str(shim), str(native)]
+    assert [hop["realpath"] for hop in hops] == [str(shim)] * 3 + [str(native)]
+    assert (fingerprint.end, fingerprint.native) == (str(shim), str(native))
+    walked = {c.path for c in fingerprint.components}
+    assert {str(tmp_path / "pkg" / "bin"), str(tmp_path / "pkg" / "vendor")} <= walked
     assert fingerprint.still_matches()
 
 
@@ -65,7 +81,7 @@ def test_native_given_through_a_symlink_is_its_realpath(tmp_path: Path) -> None:
     alias = tmp_path / "alias"
     os.symlink(native, alias)
     fingerprint = Fingerprint.of(str(alias), str(alias))
-    assert [hop.path for hop in fingerprint.hops] == [str(alias), str(native)]
+    assert [hop["path"] for hop in fingerprint.to_json()] == [str(alias), str(native)]
     assert fingerprint.native == str(native)
     assert fingerprint.still_matches()
 
@@ -146,13 +162,50 @@ def test_symlink_loop_is_an_oserror(tmp_path: Path) -> None:
         Fingerprint.of(str(tmp_path / "a"), str(tmp_path / "a"))
 
 
-def test_json_round_trip(tmp_path: Path) -> None:
+def test_a_directory_owner_or_mode_change_shows(tmp_path: Path) -> None:
+    native = make_file(tmp_path / "bin" / "codex")
+    directory = tmp_path / "bin"
+    before = Fingerprint.of(str(native), str(native))
+    (directory / "sibling").write_text("")  # a new entry beside it changes nothing judged
+    assert before.still_matches()
+    directory.chmod(0o750)
+    assert not before.still_matches()
+    directory.chmod(0o755)
+    assert before.still_matches()
+    os.chown(directory, NOBODY, -1)
+    assert not before.still_matches()
+    after = Fingerprint.of(str(native), str(native))
+    assert after != before
+    assert after.verdict().reason is Reason.UNSAFE_PERMISSIONS
+    assert str(directory) in after.verdict().detail
+
+
+@pytest.mark.parametrize("layout", ["plain", "symlink", "writable-dir", "not-executable", "dir"])
+def test_the_verdict_is_the_path_rules_on_the_record(tmp_path: Path, layout: str) -> None:
+    """The record's verdict equals ``check_launcher_path`` on the same files."""
+    native = make_file(tmp_path / "d" / "codex")
+    path = native
+    if layout == "symlink":
+        path = tmp_path / "link"
+        os.symlink(native, path)
+    elif layout == "writable-dir":
+        native.parent.chmod(0o777)
+    elif layout == "not-executable":
+        native.chmod(0o644 if os.geteuid() else 0o600)
+    elif layout == "dir":
+        path = native.parent
+    fingerprint = Fingerprint.of(str(path), str(path))
+    assert fingerprint.verdict() == check_launcher_path(str(path))
+    assert fingerprint.verdict().ok is (layout in ("plain", "symlink"))
+
+
+def test_record_round_trip(tmp_path: Path) -> None:
     native = make_file(tmp_path / "codex")
     link = tmp_path / "link"
     os.symlink(native, link)
     fingerprint = Fingerprint.of(str(link), str(native))
-    text = json.dumps(fingerprint.to_json())
-    assert Fingerprint.from_json(json.loads(text)) == fingerprint
+    text = json.dumps(fingerprint.record_json())
+    assert Fingerprint.from_record_json(json.loads(text)) == fingerprint
     assert set(fingerprint.to_json()[0]) == {
         "path",
         "realpath",
@@ -164,37 +217,42 @@ def test_json_round_trip(tmp_path: Path) -> None:
     }
 
 
-def hop(**overrides: object) -> dict[str, object]:
-    valid: dict[str, object] = {
-        "path": "/x",
-        "realpath": "/x",
-        "dev": 1,
-        "ino": 1,
-        "size": 1,
-        "mtime_ns": 1,
-        "ctime_ns": 1,
-    }
-    return {**valid, **overrides}
+def _record(tmp_path: Path) -> dict[str, Any]:
+    native = make_file(tmp_path / "codex")
+    value: dict[str, Any] = Fingerprint.of(str(native), str(native)).record_json()
+    return value
 
 
-def test_from_json_accepts_a_valid_hop() -> None:
-    assert Fingerprint.from_json([hop()]).native == "/x"
+def _edit_last(field: str, value: object) -> Callable[[dict[str, Any]], None]:
+    def edit(record: dict[str, Any]) -> None:
+        record["components"][-1][field] = value
+
+    return edit
 
 
 @pytest.mark.parametrize(
-    "value",
+    "corrupt",
     [
-        None,
-        [],
-        {"path": "/x"},
-        [{"path": "/x"}],
-        [hop(path="x")],
-        [hop(mtime_ns=1.5)],
-        [hop(dev=True)],
-        [hop(extra=1)],
-        [hop()] * 42,
+        lambda r: r.update(path="relative"),
+        lambda r: r.update(path="/\ud800"),
+        lambda r: r.update(native="/elsewhere"),
+        lambda r: r.update(split=0),
+        lambda r: r.update(split=True),
+        lambda r: r.update(extra=1),
+        lambda r: r.update(components=[]),
+        lambda r: r["components"].pop(0),
+        _edit_last("mtime_ns", 1.5),
+        _edit_last("dev", True),
+        _edit_last("uid", -1),
+        _edit_last("hop", 1),
+        _edit_last("path", "/\ud800"),
+        lambda r: r["components"][-1].pop("gid"),
     ],
 )
-def test_from_json_rejects_anything_else(value: object) -> None:
+def test_from_record_json_rejects_anything_else(
+    tmp_path: Path, corrupt: Callable[[dict[str, Any]], None]
+) -> None:
+    record = _record(tmp_path)
+    corrupt(record)
     with pytest.raises(ValueError):
-        Fingerprint.from_json(value)
+        Fingerprint.from_record_json(json.loads(json.dumps(record)))

@@ -11,7 +11,12 @@ import pytest
 
 from launcher_probe.contract import Reason
 from launcher_probe.errors import ExitCode, InputRejected
-from launcher_probe.host.paths import PathRejected, check_launcher_path, require_launcher_path
+from launcher_probe.host.paths import (
+    PathRejected,
+    check_launcher_path,
+    printable,
+    require_launcher_path,
+)
 
 NATIVE = b"\x7fELF\x02\x01\x01" + bytes(57)
 
@@ -203,3 +208,25 @@ def test_require_launcher_path_returns_text_or_raises(bindir: Path) -> None:
     assert raised.value.exit_code is ExitCode.REFUSED
     assert raised.value.verdict.reason is Reason.NOT_ABSOLUTE
     assert str(raised.value) == "not_absolute: 'codex' is not absolute"
+
+
+@pytest.mark.parametrize("path", ["/\ud800", "/bin/\ud800/codex", "/a\udcff\ud800"])
+def test_lone_surrogates_are_not_utf8(path: str) -> None:
+    """A str no file name can be (a lone surrogate, from JSON say) is reported, not raised."""
+    verdict = check_launcher_path(path)
+    assert (verdict.ok, verdict.reason) == (False, Reason.NOT_UTF8)
+    assert "\\ud800" in verdict.detail
+    with pytest.raises(PathRejected):
+        require_launcher_path(path)
+
+
+def test_printable_accepts_any_str() -> None:
+    assert printable("/a\ud800b\udcffc") == "/a\\ud800b\\xffc"
+    assert printable(b"/a\xffb") == "/a\\xffb"
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="root's execute rule")
+def test_root_may_execute_a_file_with_any_x_bit(bindir: Path) -> None:
+    assert check_launcher_path(str(make_binary(bindir / "codex", 0o610))).ok
+    verdict = check_launcher_path(str(make_binary(bindir / "other", 0o600)))
+    assert verdict.reason is Reason.NOT_EXECUTABLE

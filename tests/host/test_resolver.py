@@ -7,9 +7,12 @@ from __future__ import annotations
 
 import json
 import os
+import pwd
 import re
+import shutil
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -20,10 +23,13 @@ import pytest
 from launcher_probe.contract import Reason
 from launcher_probe.host.decision import Published, Withheld
 from launcher_probe.host.discovery import discover
+from launcher_probe.host.memory import MEMORY
 from launcher_probe.host.resolver import ResolverConfig, resolve_launcher
+from launcher_probe.host.shims import host_target
 from tests.conftest import HostEnv, run_cli
 from tests.fakes import FakeCodex, install_fake_codex
 
+PYTHON_M = (sys.executable, "-m", "launcher_probe")
 PYTHON_IMPORTTIME = (sys.executable, "-X", "importtime", "-m", "launcher_probe")
 
 
@@ -313,11 +319,12 @@ class TouchingClock:
 def test_a_cache_hit_is_rechecked_against_the_file_when_published(
     host_env: HostEnv, fake_codex: FakeCodex
 ) -> None:
-    """The binary changes between the lookup that found its verdict and the publish: the
-    stale verdict is not published; the changed file is probed and published instead."""
+    """The binary changes between the disk lookup that found its verdict and the publish:
+    the stale verdict is not published; the changed file is probed and published instead."""
     clock = TouchingClock(fake_codex.path, at=2)  # 1: the attempt starts, 2: the lookup
     config = ResolverConfig(clock=clock)
     assert isinstance(resolve_launcher(str(fake_codex.path), config=config), Published)
+    MEMORY.forget()  # as in a fresh process: the verdict comes from the disk
     clock.arm()
     decision = resolve_launcher(str(fake_codex.path), config=config)
     assert clock.calls > 2  # the touch happened
@@ -397,3 +404,172 @@ def test_real_codex_npm_shim_publishes_the_native_binary(
     assert decision["path"] == str(shim)
     assert decision["fingerprint"][0]["path"] == str(shim)
     assert decision["fingerprint"][-1]["path"] == str(real_codex)
+
+
+# --- the path rules, re-applied to what is published -----------------------
+
+NOBODY = pwd.getpwnam("nobody").pw_uid
+as_root = pytest.mark.skipif(os.geteuid() != 0, reason="chown to nobody needs root")
+
+
+class HeldProbe:
+    """Stops the fake's sandbox step until :meth:`release`, and says when it got there.
+
+    The fake appends each invocation's arguments to its ``calls`` side file before any
+    fault acts; here that file is a FIFO, so each invocation blocks in ``open`` until the
+    test reads it: the test knows which step has started. ``slow_start`` with a gate keeps
+    the sandbox step waiting for the gate file. Invocations after the held one are read
+    (and counted) by a thread until :meth:`close`.
+    """
+
+    def __init__(self, fake: FakeCodex, gate: Path) -> None:
+        self.calls = fake.side_file("calls")
+        os.mkfifo(self.calls)
+        self.gate = gate
+        fake.set_fault("slow_start", seconds=120, gate=str(gate), step="sandbox")
+        self.later: list[list[str]] = []
+        self.closed = threading.Event()
+        self.reader = threading.Thread(target=self._read_later, daemon=True)
+
+    def next_invocation(self) -> list[str]:
+        with open(self.calls, "rb") as fifo:
+            arguments: list[str] = json.loads(fifo.read())
+            return arguments
+
+    def release(self) -> None:
+        self.reader.start()
+        self.gate.touch()
+
+    def _read_later(self) -> None:
+        while True:
+            arguments = self.next_invocation()
+            if self.closed.is_set():
+                return
+            self.later.append(arguments)
+
+    def close(self) -> None:
+        """Stop the reader: it is blocked in ``open``, which a writer's open ends."""
+        self.closed.set()
+        fd = os.open(self.calls, os.O_WRONLY)
+        os.write(fd, b"[]")
+        os.close(fd)
+        self.reader.join(timeout=60)
+
+
+def _unsafe_in_place(fake: FakeCodex) -> None:
+    os.chown(fake.path, NOBODY, -1)
+    fake.path.chmod(0o777)
+
+
+def _unsafe_by_rename(fake: FakeCodex) -> None:
+    replacement = fake.path.with_name(".codex.swap")
+    shutil.copyfile(fake.path, replacement)
+    os.chown(replacement, NOBODY, -1)
+    replacement.chmod(0o777)
+    os.replace(replacement, fake.path)
+
+
+@as_root
+@pytest.mark.parametrize(
+    "change", [_unsafe_in_place, _unsafe_by_rename], ids=["chown-chmod", "rename-replace"]
+)
+def test_a_binary_made_unsafe_while_probed_is_never_published(
+    host_env: HostEnv, fake_codex: FakeCodex, tmp_path: Path, change: Callable[[FakeCodex], None]
+) -> None:
+    held = HeldProbe(fake_codex, tmp_path / "gate")
+    child = subprocess.Popen(
+        [*PYTHON_M, "resolve", "--json", "--codex", str(fake_codex.path)],
+        env=host_env.env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert held.next_invocation() == ["--version"]
+        assert held.next_invocation()[0] == "sandbox"  # the probe's sandbox step has begun
+        change(fake_codex)
+        held.release()
+        out, err = child.communicate(timeout=120)
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait()
+        held.close()
+    decision = json.loads(out)
+    assert (child.returncode, decision["decision"]) == (3, "withheld"), err
+    assert decision["reason"] == "unsafe_permissions"
+    assert str(fake_codex.path) in decision["detail"]
+    assert held.later == []  # the unsafe file was judged, not probed again
+    done = run_cli("resolve", "--json", "--codex", str(fake_codex.path), env=host_env.env)
+    assert (done.returncode, json.loads(done.stdout)["reason"]) == (3, "unsafe_permissions")
+
+
+def _npm_layout(root: Path) -> tuple[Path, FakeCodex]:
+    """``root/pkg/bin/codex.js`` (a node shim) and its package-local native binary (the
+    fake), as the npm package lays them out."""
+    target = host_target()
+    assert target is not None
+    native_dir = root / "pkg" / "vendor" / target.triple / "bin"
+    for directory in (root / "pkg" / "bin", native_dir):
+        directory.mkdir(parents=True)
+    for directory in (root, root / "pkg", root / "pkg" / "bin", *native_dir.parents[:3]):
+        directory.chmod(0o755)
+    native_dir.chmod(0o755)
+    shim = root / "pkg" / "bin" / "codex.js"
+    shim.write_text("#!/usr/bin/env node\nrequire('../vendor/codex');\n")
+    shim.chmod(0o755)
+    return shim, install_fake_codex(native_dir)
+
+
+def _chmod_0777(directory: Path) -> None:
+    directory.chmod(0o777)
+
+
+def _chown_nobody(directory: Path) -> None:
+    os.chown(directory, NOBODY, -1)
+
+
+def _chmod_0750(directory: Path) -> None:
+    directory.chmod(0o750)
+
+
+@as_root
+@pytest.mark.parametrize("where", ["binary", "native-behind-shim"])
+@pytest.mark.parametrize(
+    "change", [_chmod_0777, _chown_nobody, _chmod_0750], ids=["0777", "nobody", "0750"]
+)
+def test_a_directory_changed_between_lookups_is_judged_again(
+    host_env: HostEnv, tmp_path: Path, where: str, change: Callable[[Path], None]
+) -> None:
+    """In process (the memory front) and in a fresh process (the disk record): the cached
+    verdict is not used once a directory on the chain changed owner or mode; the new
+    state is judged (withheld when unsafe, probed again when still safe)."""
+    if where == "binary":
+        fake = install_fake_codex(_mkdir(tmp_path / "bin"))
+        path, directory = fake.path, fake.path.parent
+    else:
+        path, fake = _npm_layout(tmp_path / "npm")
+        directory = fake.path.parent.parent  # vendor/<triple>: on the native's chain only
+    first = resolve_launcher(str(path))
+    assert isinstance(first, Published) and first.descriptor.codex_executable == str(fake.path)
+    second = resolve_launcher(str(path))
+    assert isinstance(second, Published) and second.from_cache is True
+    record = run_cli("resolve", "--json", "--codex", str(path), env=host_env.env)
+    assert json.loads(record.stdout)["from_cache"] is True
+
+    change(directory)
+    assert not second.fingerprint.still_matches()
+    in_process = resolve_launcher(str(path))
+    fresh_process = json.loads(
+        run_cli("resolve", "--json", "--codex", str(path), env=host_env.env).stdout
+    )
+    if change is _chmod_0750:  # still safe: judged and probed again, then cached again
+        assert isinstance(in_process, Published) and in_process.from_cache is False
+        assert fresh_process["from_cache"] is True
+        assert fake.probe_count() == 2
+    else:
+        assert isinstance(in_process, Withheld)
+        assert in_process.reason is Reason.UNSAFE_PERMISSIONS
+        assert str(directory) in in_process.detail
+        assert fresh_process["reason"] == "unsafe_permissions"
+        assert fake.probe_count() == 1

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -11,9 +12,13 @@ import sys
 import threading
 from pathlib import Path
 
+import pytest
+
+from launcher_probe.contract import Reason
+from launcher_probe.host import entry_lock
 from launcher_probe.host.cache import VerdictCache
-from launcher_probe.host.decision import Decision, Published
-from launcher_probe.host.resolver import resolve_launcher
+from launcher_probe.host.decision import Decision, Published, Withheld
+from launcher_probe.host.resolver import ResolverConfig, resolve_launcher
 from tests.conftest import ROOT, HostEnv, run_cli
 from tests.fakes import FakeCodex
 
@@ -28,12 +33,13 @@ sys.stdin.buffer.read()
 sys.exit(main(sys.argv[2:]))
 """
 
-#: Holds a lock file until killed; says "held" once it holds it.
+#: Holds a lock file (an OS flock, as any flock-based locker takes it) until killed; says
+#: "held" once it holds it.
 HOLD_LOCK = """
-import sys
-from filelock import FileLock
-lock = FileLock(sys.argv[1])
-lock.acquire()
+import fcntl, os, sys
+os.makedirs(os.path.dirname(sys.argv[1]), mode=0o700, exist_ok=True)
+fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT, 0o600)
+fcntl.flock(fd, fcntl.LOCK_EX)
 print("held", flush=True)
 sys.stdin.read()
 """
@@ -159,7 +165,7 @@ def test_an_unusable_lock_file_probes_uncached_with_a_warning(
     """A lock file that cannot be opened (here a directory in its place) is not a vanished
     binary: the candidate is probed without the cache and published, with a warning."""
     lock_file = VerdictCache().lock_file(str(fake_codex.path))
-    lock_file.mkdir(mode=0o700)
+    lock_file.mkdir(mode=0o700, parents=True)
     for expected_probes in (1, 2):
         done = _resolve(fake_codex, host_env)
         assert done.returncode == 0, done.stdout
@@ -168,3 +174,40 @@ def test_an_unusable_lock_file_probes_uncached_with_a_warning(
         (warning,) = decision["warnings"]
         assert str(lock_file) in warning and "not cached" in warning
         assert fake_codex.probe_count() == expected_probes
+
+
+def _fds_on(path: Path) -> list[str]:
+    found = []
+    for fd in os.listdir("/proc/self/fd"):
+        with contextlib.suppress(OSError):
+            if os.readlink(f"/proc/self/fd/{fd}") == str(path):
+                found.append(fd)
+    return found
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="needs /proc/self/fd")
+def test_a_timed_out_waiter_leaves_no_fd_and_no_lock(
+    host_env: HostEnv, fake_codex: FakeCodex
+) -> None:
+    """In process: the wait times out (lock_timeout); once the holder dies, the watcher
+    that woke for it has closed its descriptor and holds nothing: another process takes
+    the lock at once and the next resolve probes."""
+    lock_file = VerdictCache().lock_file(str(fake_codex.path))
+    holder = _hold(lock_file, host_env.env)
+    try:
+        config = ResolverConfig(lock_timeout=0.3)
+        decision = resolve_launcher(str(fake_codex.path), config=config)
+        assert isinstance(decision, Withheld) and decision.reason is Reason.LOCK_TIMEOUT
+        watch = entry_lock._WATCHES[lock_file]
+        assert not watch.released.is_set()  # still waiting for the holder
+    finally:
+        holder.kill()
+        holder.wait()
+    assert watch.released.wait(timeout=30)
+    assert _fds_on(lock_file) == []
+    taker = _hold(lock_file, host_env.env)  # would block if a lock were left held
+    taker.kill()
+    taker.wait()
+    decision = resolve_launcher(str(fake_codex.path))
+    assert isinstance(decision, Published) and decision.from_cache is False
+    assert fake_codex.probe_count() == 1
