@@ -51,6 +51,8 @@ class Reason(enum.StrEnum):
     NOT_EXECUTABLE = "not_executable"
     UNSAFE_PERMISSIONS = "unsafe_permissions"
     SHIM_UNRESOLVED = "shim_unresolved"
+    # executable format: not a native executable for this host (a script, another arch or OS)
+    WRONG_PLATFORM = "wrong_platform"
     # verification probe
     NOT_CODEX = "not_codex"
     SANDBOX_UNSUPPORTED = "sandbox_unsupported"
