@@ -164,7 +164,8 @@ class SandboxRequest:
 
     @property
     def sandbox_available(self) -> bool:
-        """True when ``command`` builds a sandboxed argv (state and launcher both usable)."""
+        """True when ``from_meta`` found a usable state and a verified launcher (``command``
+        checks the launcher once more before it builds the sandboxed argv)."""
         return self.state is not None and self.launcher is not None
 
     def command(

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -34,6 +36,27 @@ def test_the_real_codex_cli_passes_and_its_verdict_is_the_hosts(
     assert (record["ok"], record["state"]) == (True, "fresh")
     decision = resolve_launcher(codex)
     assert isinstance(decision, Published) and decision.from_cache
+
+
+def test_a_verdict_the_host_side_stored_is_used_without_probing(
+    codex: str, isolated: HostEnv
+) -> None:
+    published = run_cli("resolve", "--codex", codex, env=isolated.env)  # the host side
+    assert published.returncode == 0, published.stderr
+    code = (
+        "import sys; from launcher_probe.server.request import SandboxRequest; "
+        "meta = {'codex/sandbox-state': {'permissionProfile': {'type': 'disabled'}, "
+        "'sandboxCwd': 'file:///tmp'}, "
+        "'codex/sandbox-launcher': {'codexExecutable': sys.argv[1]}}; "
+        "assert SandboxRequest.from_meta(meta).command(['true'])[0] == sys.argv[1]; "
+        "print(sorted(m for m in ('psutil', 'filelock', 'launcher_probe.host.probe') "
+        "if m in sys.modules))"
+    )
+    checked = subprocess.run(
+        [sys.executable, "-c", code, codex],
+        env=isolated.env, capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert (checked.returncode, checked.stdout) == (0, "[]\n"), checked.stderr  # no probe ran
 
 
 def test_a_shell_is_not_the_codex_cli() -> None:
