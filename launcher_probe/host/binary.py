@@ -81,7 +81,7 @@ def native_executable_problem(path: str) -> str | None:
     elif head.startswith((*_MACHO_MAGICS, _FAT_MAGIC, _FAT_MAGIC_64)):
         problem = _macho_problem(head, host) if host.system == "Darwin" else "a Mach-O file"
     else:
-        problem = "no ELF or Mach-O executable"
+        problem = "neither ELF nor Mach-O"
     if problem is None:
         return None
     return f"{shown} is {problem}, not a native executable for {host.system} {host.machine}"

@@ -23,7 +23,6 @@ import threading
 import time
 
 from launcher_probe.contract import Reason
-from launcher_probe.errors import InputRejected
 from launcher_probe.host.binary import native_executable_problem
 from launcher_probe.host.fingerprint import Fingerprint
 from launcher_probe.host.paths import PASSED, PathVerdict, check_launcher_path, printable
@@ -81,10 +80,7 @@ def _resolved(path: str, fingerprint: Fingerprint) -> PathVerdict:
     from launcher_probe.host.decision import Published
     from launcher_probe.host.resolver import resolve_launcher
 
-    try:
-        decision = resolve_launcher(path)
-    except InputRejected as error:  # the cache or the environment refused, not the binary
-        return PathVerdict(False, Reason.PROBE_FAILED, f"cannot verify {path}: {error}")
+    decision = resolve_launcher(path)
     for warning in decision.warnings:
         logger.warning("verifying the launcher: %s", warning)
     if not isinstance(decision, Published):

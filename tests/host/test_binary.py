@@ -64,10 +64,10 @@ def test_class_byte_order_abi_and_type_must_be_this_hosts(
 @pytest.mark.parametrize(
     ("data", "expected"),
     [
-        (b"", "no ELF or Mach-O executable"),
+        (b"", "neither ELF nor Mach-O"),
         (b"\x7fELF\x02", "a truncated or malformed ELF file"),
         (b"\xcf\xfa\xed\xfe" + bytes(60), "a Mach-O file"),
-        (b"MZ\x90\x00" + bytes(60), "no ELF or Mach-O executable"),
+        (b"MZ\x90\x00" + bytes(60), "neither ELF nor Mach-O"),
     ],
 )
 def test_other_formats_are_refused(tmp_path: Path, data: bytes, expected: str) -> None:

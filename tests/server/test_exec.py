@@ -207,6 +207,15 @@ def test_exec_never_runs_a_shell_named_as_the_launcher(
     assert result.returncode == 4
     assert "launcher unusable (not_codex)" in result.stderr
     assert not marker.exists()
+    # Opted out, the command runs as given; the unverified launcher still does not.
+    opted = tmp_path / "opted-out"
+    result = run_cli(
+        "exec", "--meta", meta, "--allow-unsandboxed", "--", "touch", str(opted),
+        env=isolated.env, cwd=workspace,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert "UNSANDBOXED" in result.stderr and "(not_codex)" in result.stderr
+    assert opted.exists() and not marker.exists()
 
 
 @pytest.mark.parametrize(
