@@ -29,19 +29,32 @@ from mcp.server.mcpserver.exceptions import ToolError
 
 from launcher_probe.errors import InputRejected
 from launcher_probe.server.mcp import codex_sandbox_middleware, sandbox_request
+from launcher_probe.server.request import SandboxRequest
 
 #: Bytes of stdout, and of stderr, returned to the client; the rest is dropped.
 OUTPUT_LIMIT = 1 << 20
 
 
 class RunOutcome(TypedDict):
-    """What ``run`` returns: the command's status and output, and the argv actually run."""
+    """What ``run`` returns: the command's status and output, what confined it (see
+    ``_enforced``), and the argv actually run."""
 
     exit_status: int
     stdout: str
     stderr: str
-    sandboxed: bool
+    sandbox: str
     argv: list[str]
+
+
+def _enforced(request: SandboxRequest, command: list[str], argv: list[str]) -> str:
+    """What confined the command: ``"none"`` when it ran as given (the operator's opt-out),
+    else the type of the permission profile ``codex sandbox`` applied, as the state names
+    it: ``"managed"`` (restricted as the profile says) or ``"disabled"`` (no restriction)."""
+    if argv == command or request.state is None:
+        return "none"
+    profile = request.state.value.get("permissionProfile")
+    kind = profile.get("type") if isinstance(profile, dict) else None
+    return kind if isinstance(kind, str) else "unknown"
 
 
 def _execute(argv: list[str], timeout: float) -> tuple[int, str, str]:
@@ -88,7 +101,7 @@ def build_server(*, allow_unsandboxed: bool = False, timeout: float = 60.0) -> M
             exit_status=status,
             stdout=stdout,
             stderr=stderr,
-            sandboxed=request.sandbox_available,
+            sandbox=_enforced(request, command, argv),
             argv=argv,
         )
 

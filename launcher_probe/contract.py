@@ -54,6 +54,7 @@ class Reason(enum.StrEnum):
     # discovery: what stands between a path and the native binary
     DISPATCHER_UNRESOLVED = "dispatcher_unresolved"
     NOT_NATIVE = "not_native"
+    # not a native executable for this host (a script, another CPU or OS)
     WRONG_PLATFORM = "wrong_platform"
     # verification probe
     NOT_CODEX = "not_codex"

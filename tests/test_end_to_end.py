@@ -97,7 +97,7 @@ def test_read_only_state(
         return outcome(echoed), outcome(written)
 
     echoed, written = session(env, tmp_path / "server.err", calls)
-    assert (echoed["exit_status"], echoed["stdout"], echoed["sandboxed"]) == (0, "hi\n", True)
+    assert (echoed["exit_status"], echoed["stdout"], echoed["sandbox"]) == (0, "hi\n", "managed")
     assert written["exit_status"] != 0
     assert "Read-only file system" in written["stderr"]
     assert not outside.exists()
@@ -174,6 +174,6 @@ def test_deprecated_key_alone_works_and_differing_keys_are_refused(
         return works, refused
 
     works, refused = session(env, tmp_path / "server.err", calls)
-    assert (outcome(works)["stdout"], outcome(works)["sandboxed"]) == ("hi\n", True)
+    assert (outcome(works)["stdout"], outcome(works)["sandbox"]) == ("hi\n", "managed")
     assert "carry different states" in error_text(refused)
     assert not marker.exists()

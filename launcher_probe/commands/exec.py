@@ -43,18 +43,22 @@ def run(args: argparse.Namespace) -> int:
 
     if args.argv[:1] != ["--"] or len(args.argv) < 2:
         raise UsageError("exec needs -- followed by the command to run")
-    try:  # unlike other JSON arguments, an unusable _meta is refused (4), not a usage error
+    # Unlike other JSON arguments, an unusable _meta is refused (4), not a usage error.
+    try:
         meta = loads_strict(argument_text("--meta", args.meta), "--meta")
-    except InvalidJSON as error:
+    except (InvalidJSON, UsageError) as error:  # UsageError: inline text that is not UTF-8
         raise InputRejected(str(error)) from error
+    if meta is None:  # from_meta takes None as "no _meta"; here it is JSON null
+        raise InputRejected("_meta must be a JSON object, not null")
     request = SandboxRequest.from_meta(meta, allow_unsandboxed=args.allow_unsandboxed)
+    command = args.argv[1:]
     argv = request.command(
-        args.argv[1:], readable_roots=args.readable_root, disable_network=args.disable_network
+        command, readable_roots=args.readable_root, disable_network=args.disable_network
     )
     try:
         # No shell in between: the sandbox (or, opted out, the command) replaces us.
-        if request.sandbox_available:
-            os.execv(argv[0], argv)  # noqa: S606
-        os.execvp(argv[0], argv)  # noqa: S606
+        if argv == command:  # the operator's opt-out: the command itself, found on PATH
+            os.execvp(argv[0], argv)  # noqa: S606
+        os.execv(argv[0], argv)  # noqa: S606
     except OSError as error:
         raise InputRejected(f"cannot execute {argv[0]!r}: {error.strerror}") from error

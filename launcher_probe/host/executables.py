@@ -9,35 +9,15 @@ from __future__ import annotations
 
 import enum
 import os
-import platform
 from dataclasses import dataclass
-from typing import Literal
 
+from launcher_probe.host.binary import HEADER_LIMIT, is_executable_format
 from launcher_probe.host.paths import open_regular_file
 
-#: Bytes read to classify a file; a ``#!`` script is read up to ``SCRIPT_LIMIT`` bytes.
-HEAD = 256
+#: Bytes read to classify a file (enough for a universal binary's table); a ``#!`` script is
+#: read up to ``SCRIPT_LIMIT`` bytes.
+HEAD = HEADER_LIMIT
 SCRIPT_LIMIT = 16 * 1024
-_ELF = b"\x7fELF"
-Order = Literal["little", "big"]
-#: Mach-O magic -> (byte order, bytes per fat_arch entry or 0 for a thin file).
-_MACH_O: dict[bytes, tuple[Order, int]] = {
-    b"\xfe\xed\xfa\xce": ("big", 0),
-    b"\xfe\xed\xfa\xcf": ("big", 0),
-    b"\xce\xfa\xed\xfe": ("little", 0),
-    b"\xcf\xfa\xed\xfe": ("little", 0),
-    b"\xca\xfe\xba\xbe": ("big", 20),
-    b"\xca\xfe\xba\xbf": ("big", 32),
-}
-#: platform.machine() -> (ELF e_machine, Mach-O cputype, name shown).
-_CPUS = {
-    "x86_64": (62, 0x01000007, "x86_64"),
-    "amd64": (62, 0x01000007, "x86_64"),
-    "aarch64": (183, 0x0100000C, "arm64"),
-    "arm64": (183, 0x0100000C, "arm64"),
-}
-_ELF_NAMES = {3: "x86", 40: "arm", 62: "x86_64", 183: "arm64", 243: "riscv", 21: "ppc64"}
-_MACH_O_NAMES = {7: "x86", 0x01000007: "x86_64", 12: "arm", 0x0100000C: "arm64"}
 
 
 class FileKind(enum.Enum):
@@ -90,7 +70,7 @@ _SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh"})
 
 def classify(path: str, head: bytes) -> FileKind:
     """Classify a file from its first bytes; a ``.js`` file without ``#!`` is a node shim."""
-    if head.startswith(_ELF) or head[:4] in _MACH_O:
+    if is_executable_format(head):
         return FileKind.NATIVE
     line = shebang(head)
     if line is None:
@@ -105,36 +85,3 @@ def classify(path: str, head: bytes) -> FileKind:
 def is_shell(line: Shebang) -> bool:
     """True when the ``#!`` line runs a POSIX-family shell."""
     return line.name in _SHELLS
-
-
-def foreign_platform(head: bytes) -> str | None:
-    """None when ``head`` starts a native executable this host can run; otherwise what it
-    is built for (``Mach-O arm64``, ``ELF x86``...). A CPU this module does not know is
-    not judged: only the format (ELF, or Mach-O on macOS) is."""
-    darwin = platform.system() == "Darwin"
-    cpu = _CPUS.get(platform.machine().lower())
-    if head.startswith(_ELF):
-        if len(head) < 20:
-            return "a truncated ELF file"
-        order: Order = "little" if head[5] == 1 else "big"
-        machine = int.from_bytes(head[18:20], order)
-        bits = 64 if head[4] == 2 else 32
-        if darwin or (cpu is not None and (machine, bits) != (cpu[0], 64)):
-            return f"ELF {_ELF_NAMES.get(machine, f'machine {machine}')} ({bits}-bit)"
-        return None
-    mach_order, entry = _MACH_O[head[:4]]
-    if entry == 0:
-        types = [int.from_bytes(head[4:8], mach_order)]
-    else:
-        count = int.from_bytes(head[4:8], mach_order)
-        starts = range(8, min(len(head), 8 + count * entry), entry)
-        types = [int.from_bytes(head[at : at + 4], mach_order) for at in starts]
-    names = "/".join(_MACH_O_NAMES.get(t, f"cputype {t:#x}") for t in types) or "nothing"
-    if not darwin or (cpu is not None and cpu[1] not in types):
-        return f"Mach-O {names}"
-    return None
-
-
-def host_cpu() -> str:
-    """This host's OS and CPU as shown in details (``Linux x86_64``)."""
-    return f"{platform.system()} {platform.machine()}"

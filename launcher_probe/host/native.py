@@ -14,12 +14,11 @@ import os
 from dataclasses import dataclass
 
 from launcher_probe.contract import Reason
+from launcher_probe.host.binary import header_problem, host_name
 from launcher_probe.host.dispatchers import dispatcher_target
 from launcher_probe.host.executables import (
     FileKind,
     classify,
-    foreign_platform,
-    host_cpu,
     read_head,
 )
 from launcher_probe.host.shims import (
@@ -67,12 +66,12 @@ def resolve_native(path: str) -> NativeResolution:
         if kind is FileKind.NATIVE:
             dispatch = dispatcher_target(current, real, tried)
             if dispatch is None:
-                foreign = foreign_platform(head)
+                foreign = header_problem(head)
                 if foreign is None:
                     return NativeResolution(real, via, tuple(tried))
                 detail = (
-                    f"{real} is built for {foreign}, not for this host ({host_cpu()}); "
-                    "install the Codex build for this host"
+                    f"{real} is {foreign}, not a native executable for this host "
+                    f"({host_name()}); install the Codex build for this host"
                 )
                 return NativeResolution(None, via, (), detail, Reason.WRONG_PLATFORM)
             name, following = dispatch
@@ -89,7 +88,7 @@ def resolve_native(path: str) -> NativeResolution:
         if kind in (FileKind.NODE_SHIM, FileKind.SHELL_SHIM):
             target = host_target()
             if target is None:
-                detail = f"{real} is a {kind.value}, and Codex has no build for {host_cpu()}"
+                detail = f"{real} is a {kind.value}, and Codex has no build for {host_name()}"
                 return NativeResolution(None, real, (), detail)
             native = _through_shim(current, real, kind, head, target, tried)
             if native is None:

@@ -53,7 +53,8 @@ def sandbox_request(
     """The ``SandboxRequest`` of the tool call ``ctx`` belongs to.
 
     ``ctx`` is an ``MCPServer`` tool's ``Context`` or a low-level handler's request
-    context. ``allow_unsandboxed`` must come from the operator's configuration.
+    context. ``allow_unsandboxed`` must come from the operator's configuration. This is
+    ``SandboxRequest.from_meta``: the launcher is verified, never taken on trust.
     """
     request_context = ctx.request_context if isinstance(ctx, Context) else ctx
     return SandboxRequest.from_meta(request_context.meta, allow_unsandboxed=allow_unsandboxed)

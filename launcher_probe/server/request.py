@@ -2,6 +2,10 @@
 
 ``SandboxRequest.from_meta`` reads one ``tools/call`` ``_meta``; ``command`` turns a
 command into ``<codexExecutable> sandbox --sandbox-state-json <state> -- <command>``.
+The launcher is never taken on trust: ``from_meta`` keeps it only when
+``launcher_probe.server.launcher.verify_launcher`` passes it, and ``command`` checks it
+again (cheap: bound to its fingerprint) before naming it in an argv, so a request built
+any other way, or a binary swapped in between, never yields an unverified argv.
 It never searches PATH and never runs a command unsandboxed unless the server's
 operator opted out (``allow_unsandboxed=True``, from a flag or the environment, never
 from ``_meta`` or tool arguments). ``AuthorityBinding`` guards reuse of anything
@@ -24,10 +28,13 @@ from launcher_probe.contract import (
 )
 from launcher_probe.errors import InputRejected
 from launcher_probe.host.fingerprint import Fingerprint
-from launcher_probe.host.paths import check_launcher_path
+from launcher_probe.server.launcher import verify_launcher
 from launcher_probe.state import InvalidSandboxState, SandboxState
 
 logger = logging.getLogger(__name__)
+
+_LAUNCHER_MISSING = f"launcher missing: _meta has no {SANDBOX_LAUNCHER_KEY} (the host withheld it)"
+_STATE_MISSING = f"sandbox state missing: _meta has no {SANDBOX_STATE_KEY}"
 
 
 class LauncherUnavailable(InputRejected):
@@ -60,14 +67,28 @@ def _meta_mapping(meta: object) -> Mapping[str, Any]:
     raise InputRejected(f"_meta must be a JSON object, not {type(meta).__name__}")
 
 
+def _state_of(value: Any) -> SandboxState:
+    """``value`` as a state; InvalidSandboxState unless it is JSON exactly as given."""
+    try:
+        state = SandboxState.from_value(value)
+        # json.dumps turns a key 1 into "1" and a tuple into a list: not the value given.
+        if not isinstance(value, SandboxState) and state.value != value:
+            raise InvalidSandboxState(
+                "sandbox state is not JSON as given (a key that is not a string, or a tuple)"
+            )
+    except RecursionError as error:
+        raise InvalidSandboxState("sandbox state is nested too deeply") from error
+    return state
+
+
 def _read_state(meta: Mapping[str, Any]) -> tuple[SandboxState | None, str]:
     """The state (preferred key first), or None and why; raise when the two keys disagree."""
     # A key present with any value counts (null included): two keys never hide each other.
     present = [key for key in (SANDBOX_STATE_KEY, SANDBOX_STATE_META_KEY) if key in meta]
     if not present:
-        return None, f"sandbox state missing: _meta has no {SANDBOX_STATE_KEY}"
+        return None, _STATE_MISSING
     try:
-        states = [SandboxState.from_value(meta[key]) for key in present]
+        states = [_state_of(meta[key]) for key in present]
     except InvalidSandboxState as error:
         return None, f"sandbox state unusable: {error}"
     if len(states) == 2 and states[0].text != states[1].text:
@@ -78,18 +99,22 @@ def _read_state(meta: Mapping[str, Any]) -> tuple[SandboxState | None, str]:
 
 
 def _read_launcher(meta: Mapping[str, Any]) -> tuple[LauncherDescriptor | None, str]:
-    """The launcher when its path passes the path rules, or None and why."""
+    """The launcher when it passes ``verify_launcher``, or None and why."""
     value = meta.get(SANDBOX_LAUNCHER_KEY)
     if value is None:
-        return None, f"launcher missing: _meta has no {SANDBOX_LAUNCHER_KEY} (the host withheld it)"
+        return None, _LAUNCHER_MISSING
     try:
         launcher = LauncherDescriptor.from_json(value)
     except ValueError as error:
         return None, f"launcher unusable: {SANDBOX_LAUNCHER_KEY} is malformed: {error}"
-    verdict = check_launcher_path(launcher.codex_executable)
-    if not verdict.ok:
-        return None, f"launcher unusable ({verdict.reason}): {verdict.detail}"
-    return launcher, ""
+    problem = _launcher_problem(launcher)
+    return (None, problem) if problem else (launcher, "")
+
+
+def _launcher_problem(launcher: LauncherDescriptor) -> str:
+    """Why ``launcher`` may not be run now (``launcher unusable (<reason>): ...``), or ""."""
+    verdict = verify_launcher(launcher.codex_executable)
+    return "" if verdict.ok else f"launcher unusable ({verdict.reason}): {verdict.detail}"
 
 
 def _words(words: Iterable[str], what: str) -> list[str]:
@@ -118,17 +143,29 @@ class SandboxRequest:
         """Read a request's ``_meta`` (a dict, or the MCP SDK's meta object).
 
         ``allow_unsandboxed`` is the operator's opt-out and must come from the server's own
-        configuration. Raises ``AmbiguousSandboxState`` when both state keys are present and
-        differ; a missing or unusable state or launcher is recorded, and ``command`` refuses.
+        configuration. The launcher is kept only when ``verify_launcher`` passes it (on a
+        cold verdict cache that runs the probe once: bounded, cached per host). Raises
+        ``AmbiguousSandboxState`` when both state keys are present and differ, and
+        ``InputRejected`` when ``meta`` is no object; a missing or unusable state or
+        launcher is recorded, and ``command`` refuses. Nothing else is raised, for any input.
         """
         mapping = _meta_mapping(meta)
         state, state_problem = _read_state(mapping)
         launcher, launcher_problem = _read_launcher(mapping)
         return cls(state, launcher, state_problem, launcher_problem, allow_unsandboxed)
 
+    def _launcher_now(self) -> tuple[LauncherDescriptor | None, str]:
+        """The launcher checked again now (cheap when warm: the binary may have changed
+        since ``from_meta``, or this request was not made by it), or None and why."""
+        if self.launcher is None:
+            return None, self.launcher_problem or _LAUNCHER_MISSING
+        problem = _launcher_problem(self.launcher)
+        return (None, problem) if problem else (self.launcher, "")
+
     @property
     def sandbox_available(self) -> bool:
-        """True when ``command`` builds a sandboxed argv (state and launcher both usable)."""
+        """True when ``from_meta`` found a usable state and a verified launcher (``command``
+        checks the launcher once more before it builds the sandboxed argv)."""
         return self.state is not None and self.launcher is not None
 
     def command(
@@ -152,23 +189,19 @@ class SandboxRequest:
         for root in roots:
             if not os.path.isabs(root):
                 raise InputRejected(f"readable root {root!r} is not absolute")
-        if self.state is None or self.launcher is None:
-            problem = self.launcher_problem if self.launcher is None else self.state_problem
+        launcher, launcher_problem = self._launcher_now()
+        if self.state is None or launcher is None:
+            problem = launcher_problem or self.state_problem or _STATE_MISSING
             if self.allow_unsandboxed:
                 logger.warning(
                     "running %r UNSANDBOXED because the operator allowed it: %s", argv[0], problem
                 )
                 return list(argv)
             refused = f"{problem}; refusing to run the command"
-            if self.launcher is None:
+            if launcher is None:
                 raise LauncherUnavailable(refused)
             raise MissingSandboxState(refused)
-        sandboxed = [
-            self.launcher.codex_executable,
-            "sandbox",
-            "--sandbox-state-json",
-            self.state.text,
-        ]
+        sandboxed = [launcher.codex_executable, "sandbox", "--sandbox-state-json", self.state.text]
         for root in roots:
             sandboxed += ["--sandbox-state-readable-root", root]
         if disable_network:

@@ -18,7 +18,9 @@ def header(fmt: str = HOST_FORMAT, cpu: str = HOST_CPU) -> bytes:
     if fmt == "elf":
         ident = b"\x7fELF\x02\x01\x01" + bytes(9)
         return ident + (2).to_bytes(2, "little") + elf_machine.to_bytes(2, "little") + bytes(44)
-    return b"\xcf\xfa\xed\xfe" + macho_type.to_bytes(4, "little") + bytes(56)
+    # magic, cputype, cpusubtype, filetype MH_EXECUTE
+    mach_o = b"\xcf\xfa\xed\xfe" + macho_type.to_bytes(4, "little") + bytes(4)
+    return mach_o + (2).to_bytes(4, "little") + bytes(48)
 
 
 def native_stub(

@@ -227,7 +227,7 @@ def test_universal_editor_extension_keeps_only_this_hosts_binary_usable(
         (str(theirs), None, Reason.WRONG_PLATFORM),
         (str(ours), str(ours), None),
     ]
-    assert known[0].verdict.detail.startswith(f"{theirs} is built for ")
+    assert known[0].verdict.detail.startswith(f"{theirs} is a ")
     done = run_cli("discover", env=host_env.env)
     assert done.returncode == 0
     assert "REJECTED wrong_platform" in done.stdout

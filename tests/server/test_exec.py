@@ -1,11 +1,13 @@
-"""``launcher-probe exec``: real processes, the fake codex and the real Codex CLI."""
+"""``launcher-probe exec``: real processes; the real Codex CLI is the only launcher it runs."""
 
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +16,7 @@ import pytest
 from launcher_probe.contract import SANDBOX_LAUNCHER_KEY, SANDBOX_STATE_KEY, SANDBOX_STATE_META_KEY
 from tests.conftest import HostEnv, run_cli
 from tests.fakes import FakeCodex
+from tests.server.launchers import elf_named, foreign_elf, script_named
 
 
 def read_only_state(workspace: Path) -> dict[str, Any]:
@@ -63,48 +66,44 @@ def meta_json(launcher: Path | None, state: Any, **extra: Any) -> str:
     return json.dumps(meta)
 
 
-def test_exec_replaces_itself_with_the_exact_sandbox_argv(
-    host_env: HostEnv, fake_codex: FakeCodex, workspace: Path, dash_bin: Path
+def disabled_state(workspace: Path) -> dict[str, Any]:
+    return {"permissionProfile": {"type": "disabled"}, "sandboxCwd": workspace.as_uri()}
+
+
+def test_exec_runs_the_command_under_the_sandbox_with_its_arguments(
+    isolated: HostEnv, codex: str, workspace: Path, dash_bin: Path
 ) -> None:
-    state = read_only_state(workspace)
-    env = {**host_env.env, "PATH": f"{dash_bin}:/usr/bin:/bin"}
-    meta = meta_json(fake_codex.path, state)
-    process = subprocess.Popen(
-        [sys.executable, "-m", "launcher_probe", "exec", "--meta", meta,
-         "--readable-root", "/opt", "--disable-network", "--", "-dash", "--meta", "x"],
-        env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    env = {**isolated.env, "PATH": f"{dash_bin}:/usr/bin:/bin"}
+    meta = meta_json(Path(codex), read_only_state(workspace))
+    result = run_cli(
+        "exec", "--meta", meta, "--readable-root", "/opt", "--disable-network",
+        "--", "-dash", "--meta", "x", env=env,
     )  # fmt: skip
-    stdout, stderr = process.communicate(timeout=60)
-    assert (process.returncode, stdout, stderr) == (0, "dash ran with --meta x\n", "")
-    assert fake_codex.calls() == [
-        ["sandbox", "--sandbox-state-json", compact(state),
-         "--sandbox-state-readable-root", "/opt", "--sandbox-state-disable-network",
-         "--", "-dash", "--meta", "x"]
-    ]  # fmt: skip
+    assert (result.returncode, result.stdout) == (0, "dash ran with --meta x\n"), result.stderr
 
 
 def test_exec_has_no_process_in_between_and_keeps_the_exit_status(
-    host_env: HostEnv, fake_codex: FakeCodex, workspace: Path
+    isolated: HostEnv, codex: str, workspace: Path
 ) -> None:
-    meta = meta_json(fake_codex.path, read_only_state(workspace))
+    meta = meta_json(Path(codex), disabled_state(workspace))
     process = subprocess.Popen(
         [sys.executable, "-m", "launcher_probe", "exec", "--meta", meta,
-         "--", "sh", "-c", 'echo "$$ $(pwd)"; exit 7'],
-        env=host_env.env, stdout=subprocess.PIPE, text=True,
+         "--", "sh", "-c", 'echo "$PPID $(pwd) $IS_SANDBOX"; exit 7'],
+        env=isolated.env, stdout=subprocess.PIPE, text=True,
     )  # fmt: skip
     stdout, _ = process.communicate(timeout=60)
-    # The fake codex execs the command in place: same pid means exec all the way down.
-    assert stdout == f"{process.pid} {workspace}\n"
+    # exec became codex (same pid), and codex started the command in sandboxCwd.
+    assert stdout == f"{process.pid} {workspace} yes\n"
     assert process.returncode == 7
 
 
 def test_exec_reads_meta_from_a_file(
-    host_env: HostEnv, fake_codex: FakeCodex, workspace: Path, tmp_path: Path
+    isolated: HostEnv, codex: str, workspace: Path, tmp_path: Path
 ) -> None:
     meta_file = tmp_path / "meta.json"
-    meta_file.write_text(meta_json(fake_codex.path, read_only_state(workspace)))
-    result = run_cli("exec", "--meta", f"@{meta_file}", "--", "echo", "hi", env=host_env.env)
-    assert (result.returncode, result.stdout, result.stderr) == (0, "hi\n", "")
+    meta_file.write_text(meta_json(Path(codex), disabled_state(workspace)))
+    result = run_cli("exec", "--meta", f"@{meta_file}", "--", "echo", "hi", env=isolated.env)
+    assert (result.returncode, result.stdout) == (0, "hi\n"), result.stderr
 
 
 @pytest.mark.parametrize(
@@ -116,56 +115,107 @@ def test_exec_reads_meta_from_a_file(
         ("launcher-a-directory", "launcher unusable (not_regular_file)"),
         ("launcher-not-executable", "launcher unusable (not_executable)"),
         ("launcher-writable-by-others", "launcher unusable (unsafe_permissions)"),
+        ("launcher-an-elf-named-otherwise", "launcher unusable (not_codex): "),
+        ("launcher-a-script-named-codex", "launcher unusable (wrong_platform): "),
+        ("launcher-the-fake-codex", "launcher unusable (wrong_platform): "),
+        ("launcher-a-foreign-elf", "launcher unusable (wrong_platform): "),
+        ("launcher-a-native-impostor", "launcher unusable (not_codex): "),
         ("state-missing", "sandbox state missing: _meta has no codex/sandbox-state"),
         ("state-not-an-object", "sandbox state unusable: sandbox state must be a JSON object"),
         ("state-lone-surrogate", "contains a lone surrogate (\\ud800), which is not UTF-8"),
+        ("state-deeply-nested", "nested too deeply"),
         ("ambiguous", "carry different states"),
         ("not-json", "--meta is not valid JSON"),
         ("not-object", "_meta must be a JSON object"),
+        ("null", "_meta must be a JSON object, not null"),
+        ("not-utf8", "--meta is not valid UTF-8"),
         ("@missing-file", "cannot read --meta file"),
     ],
 )
 def test_exec_refuses_with_exit_4_and_runs_nothing(
-    host_env: HostEnv, fake_codex: FakeCodex, workspace: Path, tmp_path: Path,
+    isolated: HostEnv, codex: str, fake_codex: FakeCodex, workspace: Path, tmp_path: Path,
     meta: str, message: str,
 ) -> None:  # fmt: skip
     state = read_only_state(workspace)
-    not_executable = tmp_path / "not-executable"
-    shutil.copy(fake_codex.path, not_executable)
-    not_executable.chmod(0o644)
-    writable = tmp_path / "writable-by-others"
-    shutil.copy(fake_codex.path, writable)
-    writable.chmod(0o757)
+    marker = tmp_path / "marker"
+    launchers = tmp_path / "launchers"
 
     def forged(launcher: object) -> str:
         return json.dumps({SANDBOX_STATE_KEY: state, SANDBOX_LAUNCHER_KEY: launcher})
 
-    given = {
-        "launcher-missing": meta_json(None, state),
-        "launcher-relative": forged({"codexExecutable": "codex"}),
-        "launcher-not-a-string": forged({"codexExecutable": ["/bin/sh"]}),
-        "launcher-a-directory": meta_json(fake_codex.path.parent, state),
-        "launcher-not-executable": meta_json(not_executable, state),
-        "launcher-writable-by-others": meta_json(writable, state),
-        "state-not-an-object": meta_json(fake_codex.path, json.dumps(state)),
-        "state-lone-surrogate": meta_json(fake_codex.path, {**state, "x": "\ud800"}),
-        "state-missing": json.dumps(
-            {SANDBOX_LAUNCHER_KEY: {"codexExecutable": str(fake_codex.path)}}
+    def with_launcher(path: Path | str) -> str:
+        return forged({"codexExecutable": str(path)})
+
+    def with_mode(name: str, mode: int) -> Path:
+        path = elf_named(launchers, name)
+        path.chmod(mode)
+        return path
+
+    real = Path(codex)
+    make: dict[str, Callable[[], str]] = {
+        "launcher-missing": lambda: meta_json(None, state),
+        "launcher-relative": lambda: forged({"codexExecutable": "codex"}),
+        "launcher-not-a-string": lambda: forged({"codexExecutable": ["/bin/sh"]}),
+        "launcher-a-directory": lambda: meta_json(real.parent, state),
+        "launcher-not-executable": lambda: with_launcher(with_mode("codex", 0o644)),
+        "launcher-writable-by-others": lambda: with_launcher(with_mode("codex", 0o757)),
+        "launcher-an-elf-named-otherwise": lambda: with_launcher(elf_named(launchers, "touch")),
+        "launcher-a-script-named-codex": lambda: with_launcher(
+            script_named(launchers, "codex", marker)
         ),
-        "ambiguous": meta_json(fake_codex.path, state, **{SANDBOX_STATE_META_KEY: {"x": 1}}),
-        "not-json": "{",
-        "not-object": "[]",
-        "@missing-file": f"@{tmp_path / 'absent.json'}",
-    }[meta]
-    marker = tmp_path / "marker"
-    result = run_cli("exec", "--meta", given, "--", "touch", str(marker), env=host_env.env)
-    assert result.returncode == 4
+        "launcher-the-fake-codex": lambda: with_launcher(fake_codex.path),
+        "launcher-a-foreign-elf": lambda: with_launcher(foreign_elf(launchers)),
+        "launcher-a-native-impostor": lambda: with_launcher(elf_named(launchers, "codex")),
+        "state-not-an-object": lambda: meta_json(real, json.dumps(state)),
+        "state-lone-surrogate": lambda: meta_json(real, {**state, "x": "\ud800"}),
+        "state-deeply-nested": lambda: meta_json(real, {**state, "x": "DEEP"}).replace(
+            '"DEEP"', "[" * 985 + "]" * 985
+        ),
+        "state-missing": lambda: json.dumps({SANDBOX_LAUNCHER_KEY: {"codexExecutable": codex}}),
+        "ambiguous": lambda: meta_json(real, state, **{SANDBOX_STATE_META_KEY: {"x": 1}}),
+        "not-json": lambda: "{",
+        "not-object": lambda: "[]",
+        "null": lambda: "null",
+        "not-utf8": lambda: os.fsdecode(b'{"x": "\xff"}'),
+        "@missing-file": lambda: f"@{tmp_path / 'absent.json'}",
+    }
+    result = run_cli("exec", "--meta", make[meta](), "--", "touch", str(marker), env=isolated.env)
+    assert result.returncode == 4, result.stderr
     assert result.stdout == ""
     assert result.stderr.count("\n") == 1
     assert result.stderr.startswith("launcher-probe: ")
     assert message in result.stderr
     assert not marker.exists()
     assert fake_codex.calls() == []
+
+
+def test_exec_never_runs_a_shell_named_as_the_launcher(
+    isolated: HostEnv, workspace: Path, tmp_path: Path
+) -> None:
+    marker = tmp_path / "marker"
+    sandbox = workspace / "sandbox"  # what `sh sandbox --sandbox-state-json ...` would run
+    sandbox.write_text(f'#!/bin/sh\ntouch "{marker}"\n')
+    sandbox.chmod(0o755)
+    sh = shutil.which("sh")
+    meta = json.dumps(
+        {
+            SANDBOX_STATE_KEY: disabled_state(workspace),
+            SANDBOX_LAUNCHER_KEY: {"codexExecutable": sh},
+        }
+    )
+    result = run_cli("exec", "--meta", meta, "--", "true", env=isolated.env, cwd=workspace)
+    assert result.returncode == 4
+    assert "launcher unusable (not_codex)" in result.stderr
+    assert not marker.exists()
+    # Opted out, the command runs as given; the unverified launcher still does not.
+    opted = tmp_path / "opted-out"
+    result = run_cli(
+        "exec", "--meta", meta, "--allow-unsandboxed", "--", "touch", str(opted),
+        env=isolated.env, cwd=workspace,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert "UNSANDBOXED" in result.stderr and "(not_codex)" in result.stderr
+    assert opted.exists() and not marker.exists()
 
 
 @pytest.mark.parametrize(
@@ -177,20 +227,20 @@ def test_exec_refuses_with_exit_4_and_runs_nothing(
         ["--meta", "{}", "--bogus", "--", "echo"],
     ],
 )
-def test_exec_usage_errors_exit_2(host_env: HostEnv, args: list[str]) -> None:
-    result = run_cli("exec", *args, env=host_env.env)
+def test_exec_usage_errors_exit_2(isolated: HostEnv, args: list[str]) -> None:
+    result = run_cli("exec", *args, env=isolated.env)
     assert result.returncode == 2, result.stderr
     assert result.stderr.count("\n") == 1
     assert result.stdout == ""
 
 
 def test_exec_operator_opt_out_runs_unsandboxed_with_a_warning(
-    host_env: HostEnv, tmp_path: Path
+    isolated: HostEnv, tmp_path: Path
 ) -> None:
     marker = tmp_path / "marker"
     result = run_cli(
         "exec", "--meta", "{}", "--allow-unsandboxed", "--", "touch", str(marker),
-        env=host_env.env,
+        env=isolated.env,
     )  # fmt: skip
     assert result.returncode == 0
     assert "UNSANDBOXED" in result.stderr
@@ -198,13 +248,11 @@ def test_exec_operator_opt_out_runs_unsandboxed_with_a_warning(
     assert marker.exists()
 
 
-@pytest.mark.real_codex
 def test_exec_under_the_real_sandbox(
-    host_env: HostEnv, real_codex: Path, workspace: Path, tmp_path: Path, dash_bin: Path
+    isolated: HostEnv, real_codex: Path, workspace: Path, tmp_path: Path, dash_bin: Path
 ) -> None:
-    host_env.codex_home.mkdir()  # the real CLI insists that CODEX_HOME exists
     meta = meta_json(real_codex, read_only_state(workspace))
-    env = {**host_env.env, "PATH": f"{dash_bin}:/usr/bin:/bin"}
+    env = {**isolated.env, "PATH": f"{dash_bin}:/usr/bin:/bin"}
     echoed = run_cli("exec", "--meta", meta, "--", "echo", "hi", env=env)
     assert (echoed.returncode, echoed.stdout) == (0, "hi\n"), echoed.stderr
     dashed = run_cli("exec", "--meta", meta, "--", "-dash", "a", env=env)

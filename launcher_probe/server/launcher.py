@@ -1,0 +1,91 @@
+"""The server side's check of a launcher named in ``_meta``: never taken on trust.
+
+A launcher is used only when it is plausibly the Codex CLI and verified, in this order:
+
+1. the path rules (``check_launcher_path``), on every call;
+2. it is named ``codex`` or ``codex-<this host's target triple>``, as given and after
+   symlinks (``not_codex`` otherwise);
+3. it is a native executable for this host, never a ``#!`` script (``wrong_platform``);
+4. the resolver verifies it: ``resolve_launcher(codex=path)`` answers from the per-host
+   verdict cache the host side writes (same record, same lock, same probe), or runs the
+   probe once, under the lock, and stores the verdict.
+
+A verified launcher is remembered in this process for ``VERIFIED_TTL`` seconds, bound to
+its fingerprint (every hop's ``lstat``): within that time a call costs the path rules and
+one fingerprint, and a changed binary is verified afresh before it is used.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+import time
+
+from launcher_probe.contract import Reason
+from launcher_probe.host.binary import native_executable_problem
+from launcher_probe.host.fingerprint import Fingerprint
+from launcher_probe.host.paths import PASSED, PathVerdict, check_launcher_path, printable
+from launcher_probe.host.shims import host_target
+
+logger = logging.getLogger(__name__)
+
+#: Seconds a verified launcher is trusted in-process before the resolver is asked again
+#: (the resolver's own memory front keeps verdicts as long).
+VERIFIED_TTL = 60.0
+
+_verified: dict[str, tuple[Fingerprint, float]] = {}
+_verified_lock = threading.Lock()
+
+
+def verify_launcher(path: str) -> PathVerdict:
+    """Whether ``path`` may be run as the launcher now; when not, the reason and why."""
+    try:  # a lone surrogate ("\ud800") is not even a file system name
+        path.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:
+        shown = path.encode("utf-8", "backslashreplace").decode("utf-8")
+        return PathVerdict(False, Reason.NOT_UTF8, f"{shown} is not valid UTF-8")
+    verdict = check_launcher_path(path)
+    if not verdict.ok:
+        return verdict
+    try:
+        fingerprint = Fingerprint.of(path, os.path.realpath(path))
+    except (OSError, ValueError) as error:
+        return PathVerdict(False, Reason.NOT_FOUND, f"{path}: {error}")
+    with _verified_lock:
+        known = _verified.get(path)
+    if known is not None and known[0] == fingerprint and time.monotonic() < known[1]:
+        return PASSED
+    verdict = _implausible(path, fingerprint.native) or _resolved(path, fingerprint)
+    if verdict.ok:
+        with _verified_lock:
+            _verified[path] = (fingerprint, time.monotonic() + VERIFIED_TTL)
+    return verdict
+
+
+def _implausible(path: str, native: str) -> PathVerdict | None:
+    """Why ``path`` cannot be the Codex CLI judged by its name and format, or None."""
+    target = host_target()
+    names = {"codex", f"codex-{target.triple}"} if target else {"codex"}
+    for named in dict.fromkeys((path, native)):
+        if os.path.basename(named) not in names:
+            detail = f"{printable(named)} is not named {' or '.join(sorted(names))}"
+            return PathVerdict(False, Reason.NOT_CODEX, detail)
+    problem = native_executable_problem(native)
+    return PathVerdict(False, Reason.WRONG_PLATFORM, problem) if problem else None
+
+
+def _resolved(path: str, fingerprint: Fingerprint) -> PathVerdict:
+    """The resolver's verdict on ``path`` (cached per host, or probed now)."""
+    from launcher_probe.host.decision import Published
+    from launcher_probe.host.resolver import resolve_launcher
+
+    decision = resolve_launcher(path)
+    for warning in decision.warnings:
+        logger.warning("verifying the launcher: %s", warning)
+    if not isinstance(decision, Published):
+        return PathVerdict(False, decision.reason, decision.detail)
+    if decision.fingerprint != fingerprint:  # name and format were judged on another file
+        detail = f"{path} changed while it was being verified"
+        return PathVerdict(False, Reason.BINARY_CHANGED, detail)
+    return PASSED
