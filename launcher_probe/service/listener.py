@@ -10,7 +10,6 @@ import logging
 import os
 import socket
 import stat
-import struct
 
 from launcher_probe.errors import InputRejected
 from launcher_probe.host.paths import printable, unsafe_chain
@@ -108,22 +107,3 @@ def _bind(path: str) -> socket.socket:
         listener.close()
         raise ServiceRefused(f"cannot listen on {printable(path)}: {error}") from error
     return listener
-
-
-def peer_uid(connection: socket.socket) -> int | None:
-    """The uid of the process at the other end (SO_PEERCRED, else getpeereid), or None."""
-    if hasattr(socket, "SO_PEERCRED"):
-        size = struct.calcsize("3i")
-        try:
-            creds = connection.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, size)
-        except OSError:
-            return None
-        return int(struct.unpack("3i", creds)[1])
-    import ctypes
-    import ctypes.util
-
-    libc = ctypes.CDLL(ctypes.util.find_library("c"), use_errno=True)
-    uid, gid = ctypes.c_uint32(), ctypes.c_uint32()
-    if libc.getpeereid(connection.fileno(), ctypes.byref(uid), ctypes.byref(gid)) != 0:
-        return None
-    return int(uid.value)

@@ -20,7 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from launcher_probe.service.handlers import Handlers
-from launcher_probe.service.listener import peer_uid
+from launcher_probe.service.peer import peer_uid
 from launcher_probe.service.protocol import (
     CLOSING,
     MAX_REQUEST_BYTES,
