@@ -81,7 +81,7 @@ class Helper:
     def __init__(self, process: subprocess.Popen[bytes], socket_path: Path) -> None:
         self.process = process
         self.socket = socket_path
-        self.lines: queue.Queue[str] = queue.Queue()
+        self.lines: queue.Queue[str | None] = queue.Queue()  # None: stderr closed
         self.log: list[str] = []
         threading.Thread(target=self._collect, daemon=True).start()
 
@@ -89,6 +89,7 @@ class Helper:
         assert self.process.stderr is not None
         for raw in self.process.stderr:
             self.lines.put(raw.decode(errors="replace"))
+        self.lines.put(None)
 
     def wait_for_log(self, text: str, deadline: float = DEADLINE) -> str:
         """The first log line (since the last one returned) containing ``text``."""
@@ -98,6 +99,9 @@ class Helper:
                 line = self.lines.get(timeout=max(0.0, give_up - time.monotonic()))
             except queue.Empty:
                 raise AssertionError(f"no log line with {text!r}; saw {self.log}") from None
+            if line is None:
+                self.lines.put(None)
+                raise AssertionError(f"the helper exited without logging {text!r}: {self.log}")
             self.log.append(line)
             if text in line:
                 return line
