@@ -3,8 +3,16 @@
 from __future__ import annotations
 
 import argparse
+import logging
 
-from launcher_probe.commands.common import add_seconds
+from launcher_probe.commands.common import add_seconds, escaped
+
+
+class _OneLineFormatter(logging.Formatter):
+    """Log lines with control characters (from a path, say) escaped: one event, one line."""
+
+    def formatMessage(self, record: logging.LogRecord) -> str:  # noqa: N802 (logging's name)
+        return escaped(super().formatMessage(record))
 
 
 def _positive_count(text: str) -> int:
@@ -40,7 +48,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    import logging
     import sys
 
     from launcher_probe.service.location import default_socket
@@ -52,11 +59,11 @@ def run(args: argparse.Namespace) -> int:
         return 0
     from launcher_probe.service.app import serve
 
-    logging.basicConfig(
-        level=logging.INFO,
-        stream=sys.stderr,
-        format="%(asctime)s launcher-probe serve: %(levelname)s %(message)s",
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(
+        _OneLineFormatter("%(asctime)s launcher-probe serve: %(levelname)s %(message)s")
     )
+    logging.basicConfig(level=logging.INFO, handlers=[handler])
     idle = DEFAULT_IDLE_TIMEOUT if args.idle_timeout is None else args.idle_timeout
     limits = Limits(max_connections=args.max_connections, idle_timeout=idle)
     return serve(args.socket or default_socket(), limits)
