@@ -84,7 +84,7 @@ class Server:
         self.wake_r, self.wake_w = socket.socketpair()
         self.done: deque[tuple[_Connection, bytes]] = deque()
         self.connections: set[_Connection] = set()
-        self.stopping = False
+        self.stopping: str | None = None  # the signal that asked for the stop
         self.uid = os.geteuid()
 
     def wake(self) -> None:
@@ -224,8 +224,7 @@ class Server:
         except BlockingIOError:
             signals = b""
         for number in set(signals) & set(_STOP_SIGNALS):
-            log.info("stopping (%s)", signal.Signals(number).name)
-            self.stopping = True
+            self.stopping = signal.Signals(number).name
         if signal.SIGHUP in signals and self.on_reload is not None:
             self.on_reload()
         while self.done:
@@ -303,6 +302,9 @@ class Server:
         if self.remove is not None:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(self.remove)
+        log.info(
+            "stopping (%s): no new connections; %g s for those in flight", self.stopping, GRACE
+        )
         for connection in list(self.connections):
             if not connection.busy:
                 connection.closing = True
