@@ -22,6 +22,8 @@ log = logging.getLogger("launcher_probe.service")
 Key = str | None
 #: A published verdict is verified again this long before it expires (at most).
 REVERIFY_MARGIN = 300.0
+#: The most decisions held; the one decided longest ago is dropped first.
+MAX_HELD = 64
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,8 +115,10 @@ class DecisionTable:
             self.counters["resolutions"] += 1
             if isinstance(decision, Published) and not decision.from_cache:
                 self.counters["probes"] += 1
-            previous = self._held.get(key)
-            self._held[key] = held
+            previous = self._held.pop(key, None)
+            self._held[key] = held  # last in the order: decided most recently
+            while len(self._held) > MAX_HELD:
+                del self._held[next(iter(self._held))]
         if previous is None or previous.summary() != held.summary():
             log.info("decision for %s: %s", _name(key), held.summary())
         return held

@@ -13,7 +13,7 @@ import pytest
 from launcher_probe.host.cache import Lifetimes
 from launcher_probe.host.decision import Published
 from launcher_probe.host.resolver import ResolverConfig
-from launcher_probe.service.decisions import DecisionTable
+from launcher_probe.service.decisions import MAX_HELD, DecisionTable
 from tests.conftest import HostEnv
 from tests.fakes import FakeCodex, install_fake_codex
 from tests.service.helper import Helper, fresh_socket, running_helper, short_directory, wait_until
@@ -97,3 +97,12 @@ def test_a_verdict_about_to_expire_is_due_for_a_refresh(
     assert refreshed.decision.probed_at == now[0]
     assert fake_codex.probe_count() == 2
     assert table.due() == []
+
+
+def test_the_decisions_held_are_bounded(host_env: HostEnv, tmp_path: Path) -> None:
+    table = DecisionTable(ResolverConfig(cache_dir=tmp_path / "cache"))
+    paths = [str(tmp_path / f"absent-{number}") for number in range(MAX_HELD + 6)]
+    for path in paths:
+        assert table.resolve(path).decision.to_json()["reason"] == "not_found"
+    held = [item["codex"] for item in table.status()]
+    assert held == paths[-MAX_HELD:]
