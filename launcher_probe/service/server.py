@@ -17,12 +17,12 @@ import socket
 import time
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
+from launcher_probe.service.connection import Connection
 from launcher_probe.service.handlers import Handlers
 from launcher_probe.service.peer import peer_uid
 from launcher_probe.service.protocol import (
-    CLOSING,
     MAX_REQUEST_BYTES,
     ErrorReason,
     ProtocolError,
@@ -35,8 +35,6 @@ from launcher_probe.service.workers import Workers
 log = logging.getLogger("launcher_probe.service")
 #: In-flight requests get this long to finish once a stop is asked for, in seconds.
 GRACE = 2.0
-#: A client that does not read its answers is dropped past this many pending bytes.
-MAX_PENDING_OUTPUT = 8 << 20
 DEFAULT_IDLE_TIMEOUT = 30.0
 _STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
 
@@ -48,17 +46,6 @@ class Limits:
     max_connections: int = 256
     idle_timeout: float = DEFAULT_IDLE_TIMEOUT
     workers: int = 8
-
-
-@dataclass(eq=False, slots=True)
-class _Connection:
-    sock: socket.socket
-    active: float
-    inbuf: bytearray = field(default_factory=bytearray)
-    outbuf: bytearray = field(default_factory=bytearray)
-    busy: bool = False  # a request is with the workers
-    closing: bool = False  # close once the output is written
-    ended: bool = False  # the client sent end of input
 
 
 class Server:
@@ -82,8 +69,8 @@ class Server:
         self.workers = Workers(limits.workers)
         self.selector = selectors.DefaultSelector()
         self.wake_r, self.wake_w = socket.socketpair()
-        self.done: deque[tuple[_Connection, bytes]] = deque()
-        self.connections: set[_Connection] = set()
+        self.done: deque[tuple[Connection, bytes]] = deque()
+        self.connections: set[Connection] = set()  # the open ones
         self.stopping: str | None = None  # the signal that asked for the stop
         self.uid = os.geteuid()
 
@@ -131,8 +118,8 @@ class Server:
             else:
                 connection = key.data
                 if mask & selectors.EVENT_WRITE:
-                    self._flush(connection)
-                if mask & selectors.EVENT_READ and connection in self.connections:
+                    connection.flush()
+                if mask & selectors.EVENT_READ and connection.open:
                     self._read(connection)
         self._expire_idle(time.monotonic())
 
@@ -150,20 +137,17 @@ class Server:
             except OSError as error:  # EMFILE and friends: try again on the next turn
                 log.warning("accept failed: %s", error)
                 return
-            sock.setblocking(False)
-            connection = _Connection(sock, time.monotonic())
-            self.connections.add(connection)
-            self.selector.register(sock, selectors.EVENT_READ, connection)
+            connection = Connection(sock, self.selector, self.connections)
             uid = peer_uid(sock)
             if uid != self.uid:
                 log.warning("refused a connection from uid %s", uid)
                 detail = f"this helper serves uid {self.uid} only"
-                self._fail(connection, ErrorReason.PEER_REFUSED, detail)
+                connection.fail(ErrorReason.PEER_REFUSED, detail)
             elif len(self.connections) > self.limits.max_connections:
                 detail = f"{self.limits.max_connections} connections are open; try again later"
-                self._fail(connection, ErrorReason.BUSY, detail)
+                connection.fail(ErrorReason.BUSY, detail)
 
-    def _read(self, connection: _Connection) -> None:
+    def _read(self, connection: Connection) -> None:
         try:
             data = connection.sock.recv(65536)
         except (BlockingIOError, InterruptedError):
@@ -173,18 +157,18 @@ class Server:
         if not data:
             if connection.inbuf and not connection.busy and not connection.closing:
                 detail = "the request line was not finished (no newline before end of input)"
-                self._fail(connection, ErrorReason.MALFORMED_REQUEST, detail)
+                connection.fail(ErrorReason.MALFORMED_REQUEST, detail)
             connection.inbuf.clear()
             connection.closing = connection.ended = True
             if not connection.busy and not connection.outbuf:
-                self._close(connection)
+                connection.close()
             return
         if not connection.closing:  # else: discarded while the last answer drains
             connection.active = time.monotonic()
             connection.inbuf += data
             self._process(connection)
 
-    def _process(self, connection: _Connection) -> None:
+    def _process(self, connection: Connection) -> None:
         buffer = connection.inbuf
         while not connection.busy and not connection.closing:
             end = buffer.find(b"\n", 0, MAX_REQUEST_BYTES)
@@ -192,7 +176,7 @@ class Server:
                 if len(buffer) >= MAX_REQUEST_BYTES:
                     detail = f"a request line may hold at most {MAX_REQUEST_BYTES} bytes"
                     buffer.clear()
-                    self._fail(connection, ErrorReason.REQUEST_TOO_LARGE, detail)
+                    connection.fail(ErrorReason.REQUEST_TOO_LARGE, detail)
                 return
             line = bytes(buffer[:end]).rstrip(b"\r")
             del buffer[: end + 1]
@@ -200,21 +184,21 @@ class Server:
                 continue
             if self.stopping:
                 detail = "the helper is stopping"
-                self._fail(connection, ErrorReason.SHUTTING_DOWN, detail)
+                connection.fail(ErrorReason.SHUTTING_DOWN, detail)
                 return
             try:
                 request = parse_request(line)
             except ProtocolError as error:
-                self._fail(connection, error.reason, error.detail, error.request_id)
+                connection.fail(error.reason, error.detail, error.request_id)
                 continue
             answer = self.handlers.answer_now(request)
             if answer is None:
                 connection.busy = True
                 self.workers.submit(functools.partial(self._later, connection, request))
             else:
-                self._send(connection, answer)
+                connection.send(answer)
 
-    def _later(self, connection: _Connection, request: Request) -> None:
+    def _later(self, connection: Connection, request: Request) -> None:
         self.done.append((connection, self.handlers.answer_later(request)))
         self.wake()
 
@@ -230,58 +214,10 @@ class Server:
         while self.done:
             connection, answer = self.done.popleft()
             connection.busy = False
-            if connection in self.connections:
+            if connection.open:
                 connection.active = time.monotonic()
-                self._send(connection, answer)
+                connection.send(answer)
                 self._process(connection)
-
-    def _fail(
-        self, connection: _Connection, reason: ErrorReason, detail: str, request_id: object = None
-    ) -> None:
-        """Send an error line; after the reasons in CLOSING the connection closes."""
-        connection.closing = connection.closing or reason in CLOSING
-        self._send(connection, error_line(reason, detail, request_id))
-
-    def _send(self, connection: _Connection, line: bytes) -> None:
-        connection.outbuf += line
-        if len(connection.outbuf) > MAX_PENDING_OUTPUT:
-            log.warning("dropped a client that does not read its answers")
-            self._close(connection)
-            return
-        self._flush(connection)
-
-    def _flush(self, connection: _Connection) -> None:
-        try:
-            sent = connection.sock.send(connection.outbuf)
-        except (BlockingIOError, InterruptedError):
-            sent = 0
-        except OSError:
-            self._close(connection)
-            return
-        del connection.outbuf[:sent]
-        if not connection.outbuf and connection.closing and not connection.busy:
-            self._end(connection)
-            return
-        events = selectors.EVENT_READ | (selectors.EVENT_WRITE if connection.outbuf else 0)
-        if self.selector.get_key(connection.sock).events != events:
-            self.selector.modify(connection.sock, events, connection)
-
-    def _end(self, connection: _Connection) -> None:
-        """Everything is written: close, or first let the client read it all (closing on
-        unread input would reset the connection and lose the last line)."""
-        if connection.ended:
-            self._close(connection)
-            return
-        with contextlib.suppress(OSError):
-            connection.sock.shutdown(socket.SHUT_WR)
-        if self.selector.get_key(connection.sock).events != selectors.EVENT_READ:
-            self.selector.modify(connection.sock, selectors.EVENT_READ, connection)
-
-    def _close(self, connection: _Connection) -> None:
-        if connection in self.connections:
-            self.connections.discard(connection)
-            self.selector.unregister(connection.sock)
-            connection.sock.close()
 
     def _expire_idle(self, now: float) -> None:
         limit = self.limits.idle_timeout
@@ -289,10 +225,10 @@ class Server:
             if connection.busy or now - connection.active < limit:
                 continue
             if connection.outbuf or connection.closing:
-                self._close(connection)  # not reading its answers
+                connection.close()  # not reading its answers
                 continue
             detail = f"no complete request for {limit:g} s"
-            self._fail(connection, ErrorReason.IDLE_TIMEOUT, detail)
+            connection.fail(ErrorReason.IDLE_TIMEOUT, detail)
 
     # --- stopping ------------------------------------------------------------------
 
@@ -309,7 +245,7 @@ class Server:
             if not connection.busy:
                 connection.closing = True
                 if not connection.outbuf:
-                    self._close(connection)
+                    connection.close()
 
     def _close_all(self) -> None:
         for connection in list(self.connections):
@@ -318,7 +254,7 @@ class Server:
                 connection.outbuf += error_line(ErrorReason.SHUTTING_DOWN, detail)
                 with contextlib.suppress(OSError):
                     connection.sock.send(connection.outbuf)
-            self._close(connection)
+            connection.close()
         if self.workers.busy:
             _kill_children()
 

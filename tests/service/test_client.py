@@ -20,7 +20,6 @@ from tests.service.helper import (
     DEADLINE,
     Helper,
     fresh_socket,
-    running_helper,
     short_directory,
     wait_until,
 )
@@ -34,12 +33,6 @@ def socket_path(host_env: HostEnv, monkeypatch: pytest.MonkeyPatch) -> Iterator[
         host_env.env["LAUNCHER_PROBE_SOCKET"] = str(path)
         monkeypatch.setenv("LAUNCHER_PROBE_SOCKET", str(path))
         yield path
-
-
-@pytest.fixture
-def helper(host_env: HostEnv, socket_path: Path) -> Iterator[Helper]:
-    with running_helper(host_env.env, socket_path) as running:
-        yield running
 
 
 def resolve_json(env: HostEnv, *args: str) -> tuple[int, dict[str, object]]:

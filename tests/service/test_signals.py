@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -18,21 +17,9 @@ from tests.service.helper import (
     Helper,
     ask,
     connect,
-    fresh_socket,
     read_line,
-    running_helper,
-    short_directory,
     wait_until,
 )
-
-
-@pytest.fixture
-def helper(host_env: HostEnv) -> Iterator[Helper]:
-    with (
-        short_directory() as directory,
-        running_helper(host_env.env, fresh_socket(directory)) as running,
-    ):
-        yield running
 
 
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])

@@ -4,11 +4,8 @@ itself, verifies again, and never publishes what changed."""
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
-
-import pytest
 
 from launcher_probe.host.cache import Lifetimes
 from launcher_probe.host.decision import Published
@@ -16,16 +13,7 @@ from launcher_probe.host.resolver import ResolverConfig
 from launcher_probe.service.decisions import MAX_HELD, DecisionTable
 from tests.conftest import HostEnv
 from tests.fakes import FakeCodex, install_fake_codex
-from tests.service.helper import Helper, fresh_socket, running_helper, short_directory, wait_until
-
-
-@pytest.fixture
-def helper(host_env: HostEnv) -> Iterator[Helper]:
-    with (
-        short_directory() as directory,
-        running_helper(host_env.env, fresh_socket(directory)) as running,
-    ):
-        yield running
+from tests.service.helper import Helper, wait_until
 
 
 def resolve(helper: Helper, fake: FakeCodex) -> dict[str, Any]:
