@@ -36,6 +36,8 @@ log = logging.getLogger("launcher_probe.service")
 #: In-flight requests get this long to finish once a stop is asked for, in seconds.
 GRACE = 2.0
 DEFAULT_IDLE_TIMEOUT = 30.0
+#: Idle connections are looked for this often (seconds; more often for short idle times).
+IDLE_SWEEP = 0.25
 _STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
 
 
@@ -73,6 +75,7 @@ class Server:
         self.connections: set[Connection] = set()  # the open ones
         self.stopping: str | None = None  # the signal that asked for the stop
         self.uid = os.geteuid()
+        self.idle_check = 0.0  # when idle connections are looked for next
 
     def wake(self) -> None:
         """Make the loop look at finished work (from any thread)."""
@@ -121,7 +124,10 @@ class Server:
                     connection.flush()
                 if mask & selectors.EVENT_READ and connection.open:
                     self._read(connection)
-        self._expire_idle(time.monotonic())
+        now = time.monotonic()
+        if now >= self.idle_check:  # a sweep over every connection: a few times a second
+            self.idle_check = now + min(IDLE_SWEEP, self.limits.idle_timeout / 4)
+            self._expire_idle(now)
 
     def _settled(self) -> bool:
         return all(not c.busy and not c.outbuf for c in self.connections)
