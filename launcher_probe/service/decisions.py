@@ -73,9 +73,16 @@ class DecisionTable:
     def resolve(self, key: Key, *, refresh: bool = False, timeout: float | None = None) -> Held:
         """Decide ``key`` now, unless a warm decision is held (one resolution however many
         callers ask at once, unless ``refresh``); LauncherProbeError passes through."""
+        return self.resolve_answer(key, refresh=refresh, timeout=timeout)[0]
+
+    def resolve_answer(
+        self, key: Key, *, refresh: bool = False, timeout: float | None = None
+    ) -> tuple[Held, bytes]:
+        """:meth:`resolve`, and the answer for this caller: the decision as made for the
+        caller whose resolution made it, as a warm hit (``from_cache``) for the others."""
         held = None if refresh else self.warm(key)
         if held is not None:
-            return held
+            return held, held.warm_answer
         with self._lock:
             running = None if refresh else self._running.get(key)
             if running is None:
@@ -86,7 +93,8 @@ class DecisionTable:
             else:
                 owner = False
         if not owner:
-            return running.result()
+            held = running.result()
+            return held, held.warm_answer
         try:
             held = self._decide(key, refresh, DEFAULT_TIMEOUT if timeout is None else timeout)
         except BaseException as error:
@@ -97,7 +105,7 @@ class DecisionTable:
                 if self._running.get(key) is running:
                     del self._running[key]
         running.set_result(held)
-        return held
+        return held, held.fresh_answer
 
     def _decide(self, key: Key, refresh: bool, timeout: float) -> Held:
         decision = resolve_launcher(key, refresh=refresh, timeout=timeout, config=self.config)

@@ -67,7 +67,7 @@ class Handlers:
             return self._guarded(
                 request,
                 lambda: result_line_from_text(
-                    self.table.resolve(codex, refresh=bool(refresh), timeout=timeout).fresh_answer,
+                    self.table.resolve_answer(codex, refresh=bool(refresh), timeout=timeout)[1],
                     request.id,
                 ),
             )

@@ -158,6 +158,8 @@ def test_a_hundred_concurrent_clients_one_probe(helper: Helper, fake_codex: Fake
             client.stdout.close()
     published = [a for a in answers if a["ok"] and a["result"]["decision"] == "published"]
     assert len(published) == 100
+    # The one whose request made the decision saw the probe; the 99 others a warm answer.
+    assert sorted(a["result"]["from_cache"] for a in published) == [False] + [True] * 99
     assert fake_codex.probe_count() == 1
     counters = helper.ask({"op": "status"})["result"]["counters"]
     assert counters["resolutions"] == 1
