@@ -40,7 +40,7 @@ def serve(socket_path: str, limits: Limits) -> int:
         try:
             configured_codex()
         except ConfigError as error:
-            log.error("%s (every decision resolved from it is withheld)", error)
+            log.error("%s (resolutions that read it are refused until it is fixed)", error)
         for key in table.drop_all():
             watcher.reverify(key, "the config file was re-read")
 
