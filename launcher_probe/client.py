@@ -14,7 +14,7 @@ import os
 import time
 from typing import TYPE_CHECKING, Any
 
-from launcher_probe.errors import ExitCode, LauncherProbeError, UsageError
+from launcher_probe.errors import ExitCode, InputRejected, LauncherProbeError, UsageError
 
 if TYPE_CHECKING:
     from launcher_probe.host.decision import Decision
@@ -58,13 +58,17 @@ def request(
 
     ``wait`` bounds the whole exchange, in seconds; ``socket_path`` defaults to
     ``$LAUNCHER_PROBE_SOCKET`` or the user runtime dir's. HelperUnavailable when no helper
-    of this user answers; HelperError when it answers with an error.
+    of this user answers; HelperError when it answers with an error; InputRejected when
+    ``fields`` are not JSON.
     """
     from launcher_probe.service.location import default_socket
     from launcher_probe.service.peer import peer_uid
 
     path = socket_path or default_socket()
-    line = json.dumps({"v": 1, "op": op, **(fields or {})}, ensure_ascii=False).encode() + b"\n"
+    try:
+        line = json.dumps({"v": 1, "op": op, **(fields or {})}, ensure_ascii=False).encode()
+    except (TypeError, ValueError) as error:
+        raise InputRejected(f"the request cannot be sent as JSON: {error}") from error
     deadline = time.monotonic() + wait
     connection = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
     try:
@@ -73,7 +77,7 @@ def request(
         if peer_uid(connection) != os.geteuid():
             raise HelperUnavailable(f"{path} is served by another user; not asking it")
         connection.settimeout(max(deadline - time.monotonic(), 0.001))
-        connection.sendall(line)
+        connection.sendall(line + b"\n")
         answer = _read_line(connection, deadline)
     except OSError as error:
         raise HelperUnavailable(f"no helper answered on {path}: {error}") from error

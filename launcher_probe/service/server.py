@@ -197,7 +197,11 @@ class Server:
             except ProtocolError as error:
                 connection.fail(error.reason, error.detail, error.request_id)
                 continue
-            answer = self.handlers.answer_now(request)
+            try:
+                answer = self.handlers.answer_now(request)
+            except Exception as error:  # a bug must cost one answer, not the helper
+                log.exception("internal error answering %s", request.op)
+                answer = error_line(ErrorReason.INTERNAL_ERROR, repr(error), request.id)
             if answer is None:
                 connection.busy = True
                 self.workers.submit(functools.partial(self._later, connection, request))
@@ -205,7 +209,12 @@ class Server:
                 connection.send(answer)
 
     def _later(self, connection: Connection, request: Request) -> None:
-        self.done.append((connection, self.handlers.answer_later(request)))
+        try:
+            answer = self.handlers.answer_later(request)
+        except Exception as error:  # a bug must cost one answer, not the connection
+            log.exception("internal error answering %s", request.op)
+            answer = error_line(ErrorReason.INTERNAL_ERROR, repr(error), request.id)
+        self.done.append((connection, answer))
         self.wake()
 
     def _woken(self) -> None:

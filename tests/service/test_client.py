@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from launcher_probe.client import HelperError, HelperUnavailable, request, resolve_via
+from launcher_probe.errors import InputRejected
 from launcher_probe.host.decision import Published
 from tests.conftest import HostEnv, run_cli
 from tests.fakes import FakeCodex
@@ -105,6 +106,8 @@ def test_the_python_client(helper: Helper, fake_codex: FakeCodex) -> None:
     with pytest.raises(HelperError) as refused:
         request("reboot", wait=DEADLINE, socket_path=str(helper.socket))
     assert refused.value.reason == "unknown_op"
+    with pytest.raises(InputRejected):
+        request("status", {"when": object()}, wait=DEADLINE, socket_path=str(helper.socket))
     decision, via = resolve_via("helper", str(fake_codex.path))
     assert via == "helper"
     assert isinstance(decision, Published)
