@@ -34,6 +34,7 @@ COMMANDS: dict[str, str] = {
     "probe": "verify now, without the cache, that PATH is a full Codex CLI with a working sandbox",
     "resolve": "publish the verified launcher (cached per host) or withhold it with a reason",
     "cache": "show or clear this host's cached verdicts",
+    "serve": "run the per-user host helper: answer resolve/meta over a Unix socket, kept warm",
 }
 
 

@@ -55,6 +55,8 @@ def host_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[HostEn
         XDG_CACHE_HOME=str(cache),
         CODEX_HOME=str(codex_home),
         PATH="/usr/bin:/bin",
+        # No helper of the user's own is asked by the CLI's --via auto (none runs here).
+        XDG_RUNTIME_DIR=str(tmp_path / "xdg-runtime"),
     )
     for key in set(os.environ) - set(env):
         monkeypatch.delenv(key)

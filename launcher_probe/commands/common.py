@@ -85,3 +85,14 @@ def positive_seconds(text: str) -> float:
 def add_seconds(parser: argparse.ArgumentParser, flag: str, help_text: str) -> None:
     """Add ``flag`` taking a positive number of seconds (None when not given)."""
     parser.add_argument(flag, type=positive_seconds, default=None, metavar="S", help=help_text)
+
+
+def add_via(parser: argparse.ArgumentParser) -> None:
+    """Add ``--via auto|helper|local``: who makes the decision (see launcher_probe.client)."""
+    parser.add_argument(
+        "--via",
+        choices=("auto", "helper", "local"),
+        default="auto",
+        help="auto: the running helper (launcher-probe serve) if its socket answers, else in "
+        "this process; helper: only the helper; local: only this process (default auto)",
+    )

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from launcher_probe.commands.common import argument_json, argument_text
+from launcher_probe.commands.common import add_via, argument_json, argument_text
 from launcher_probe.errors import ExitCode, UsageError
 
 
@@ -42,9 +42,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--explain", action="store_true", help='print {"meta": ..., "launcher": {why}}'
     )
     parser.add_argument("--json", action="store_true", help="accepted; the output is always JSON")
+    add_via(parser)
 
 
 def run(args: argparse.Namespace) -> int:
+    from launcher_probe.client import resolve_via
     from launcher_probe.host.decision import Decision
     from launcher_probe.host.inject import (
         Method,
@@ -54,7 +56,6 @@ def run(args: argparse.Namespace) -> int:
         resource_read_meta,
         tool_call_meta,
     )
-    from launcher_probe.host.resolver import resolve_launcher
 
     if args.transport not in set(Transport):
         raise UsageError(f"--transport must be one of {', '.join(Transport)}")
@@ -71,7 +72,7 @@ def run(args: argparse.Namespace) -> int:
     server = ServerDescription(args.server, transport, capabilities)
 
     def resolve() -> Decision:  # called only when the launcher could be sent
-        return resolve_launcher(args.codex)
+        return resolve_via(args.via, args.codex)[0]
 
     if method is Method.TOOLS_CALL:
         result = tool_call_meta(

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from launcher_probe.commands.common import add_seconds, print_json, say
+from launcher_probe.commands.common import add_seconds, add_via, print_json, say
 from launcher_probe.errors import ExitCode
 
 
@@ -20,25 +20,24 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--lock-timeout",
         "how long to wait for another process probing the same path (default 30)",
     )
+    add_via(parser)
 
 
 def run(args: argparse.Namespace) -> int:
+    from launcher_probe.client import resolve_via
     from launcher_probe.errors import NothingUsable
-    from launcher_probe.host.cache import DEFAULT_LOCK_TIMEOUT
     from launcher_probe.host.decision import Published
-    from launcher_probe.host.probe_result import DEFAULT_TIMEOUT
-    from launcher_probe.host.resolver import ResolverConfig, resolve_launcher
 
-    lock_timeout = DEFAULT_LOCK_TIMEOUT if args.lock_timeout is None else args.lock_timeout
-    decision = resolve_launcher(
+    decision, via = resolve_via(
+        args.via,
         args.codex,
         refresh=args.refresh,
         use_cache=not args.no_cache,
-        timeout=DEFAULT_TIMEOUT if args.timeout is None else args.timeout,
-        config=ResolverConfig(lock_timeout=lock_timeout),
+        timeout=args.timeout,
+        lock_timeout=args.lock_timeout,
     )
     if args.json:
-        print_json(decision.to_json())
+        print_json({**decision.to_json(), "via": via})
     else:
         for warning in decision.warnings:
             say(f"warning: {warning}")

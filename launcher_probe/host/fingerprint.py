@@ -66,20 +66,25 @@ class Fingerprint:
     def still_matches(self) -> bool:
         """True when every component on disk is still the same inode, unchanged (one
         ``lstat`` each; no ``realpath``, ``readlink`` or read)."""
+        return self.first_change() is None
+
+    def first_change(self) -> str | None:
+        """What changed first, in walk order (``"<path> changed"``, ``"directory <path>
+        changed"``, ``"<path> is gone"``), or None when every component is unchanged."""
         lstat = os.lstat
-        try:
-            for path, identity, owner, times in self._replay:
+        for path, identity, owner, times in self._replay:
+            try:
                 st = lstat(path)
-                if st[:3] != identity:
-                    return False
-                if times is None:
-                    if st[4:6] != owner:
-                        return False
-                elif st[4:7] != owner or (st.st_mtime_ns, st.st_ctime_ns) != times:
-                    return False
-        except (OSError, ValueError):
-            return False
-        return True
+            except (OSError, ValueError):
+                return f"{path} is gone"
+            if times is None:  # a directory: its identity, mode and owner
+                if st[:3] != identity or st[4:6] != owner:
+                    return f"directory {path} changed"
+            elif (
+                st[:3] != identity or st[4:7] != owner or (st.st_mtime_ns, st.st_ctime_ns) != times
+            ):
+                return f"{path} changed"
+        return None
 
     def hops(self) -> list[dict[str, Any]]:
         """The files the verdict is about, first (the path as found) to last (the native

@@ -68,6 +68,7 @@ def test_published_json(host_env: HostEnv, fake_codex: FakeCodex) -> None:
         "probed_at",
         "fingerprint",
         "warnings",
+        "via",
     }
     assert first["launcher"] == {"codexExecutable": str(fake_codex.path)}
     assert (first["source"], first["version"], first["warnings"]) == ("explicit", "0.169.0", [])
@@ -87,7 +88,7 @@ def test_withheld_exit_3_one_stderr_line(host_env: HostEnv, fake_codex: FakeCode
 
     code, decision = resolve_json(host_env, "--codex", str(fake_codex.path))
     assert code == 3
-    assert set(decision) == {"decision", "reason", "detail", "tried", "searched", "warnings"}
+    assert set(decision) == {"decision", "reason", "detail", "tried", "searched", "warnings", "via"}
     assert (decision["decision"], decision["reason"]) == ("withheld", "not_codex")
     (tried,) = decision["tried"]
     assert set(tried) == {"source", "path", "resolved", "reason", "detail"}

@@ -1,0 +1,69 @@
+"""``serve``: the per-user host helper on a Unix socket (JSON lines, docs/protocol.md)."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+
+from launcher_probe.commands.common import add_seconds, escaped
+
+
+class _OneLineFormatter(logging.Formatter):
+    """Log lines with control characters (from a path, say) escaped: one event, one line."""
+
+    def formatMessage(self, record: logging.LogRecord) -> str:  # noqa: N802 (logging's name)
+        return escaped(super().formatMessage(record))
+
+
+def _positive_count(text: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"not a positive count: {text!r}")
+    return int(text)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--socket",
+        metavar="PATH",
+        help="the Unix socket (default: $LAUNCHER_PROBE_SOCKET, else "
+        "<user runtime dir>/launcher-probe/launcher-probe.sock)",
+    )
+    parser.add_argument(
+        "--print-unit",
+        choices=("systemd", "launchd"),
+        help="print the systemd user units (service + socket) or the launchd agent, and exit",
+    )
+    parser.add_argument(
+        "--max-connections",
+        type=_positive_count,
+        default=256,
+        metavar="N",
+        help="connections served at once; more get a busy error (default 256)",
+    )
+    add_seconds(
+        parser,
+        "--idle-timeout",
+        "close a connection silent this long, mid-request included (default 30)",
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    import sys
+
+    from launcher_probe.service.location import default_socket
+    from launcher_probe.service.server import DEFAULT_IDLE_TIMEOUT, Limits
+    from launcher_probe.service.units import UNITS
+
+    if args.print_unit is not None:
+        sys.stdout.write(UNITS[args.print_unit](args.socket))
+        return 0
+    from launcher_probe.service.app import serve
+
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(
+        _OneLineFormatter("%(asctime)s launcher-probe serve: %(levelname)s %(message)s")
+    )
+    logging.basicConfig(level=logging.INFO, handlers=[handler])
+    idle = DEFAULT_IDLE_TIMEOUT if args.idle_timeout is None else args.idle_timeout
+    limits = Limits(max_connections=args.max_connections, idle_timeout=idle)
+    return serve(args.socket or default_socket(), limits)
