@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import argparse
-import sys
 
-from launcher_probe.commands.common import argument_json, argument_text
+from launcher_probe.commands.common import (
+    argument_json,
+    argument_text,
+    say_warnings,
+    write_stdout,
+)
 from launcher_probe.errors import ExitCode, UsageError
 
 
@@ -71,7 +75,9 @@ def run(args: argparse.Namespace) -> int:
     server = ServerDescription(args.server, transport, capabilities)
 
     def resolve() -> Decision:  # called only when the launcher could be sent
-        return resolve_launcher(args.codex)
+        decision = resolve_launcher(args.codex)
+        say_warnings(decision.warnings)
+        return decision
 
     if method is Method.TOOLS_CALL:
         result = tool_call_meta(
@@ -91,5 +97,5 @@ def run(args: argparse.Namespace) -> int:
             origin_call_id=args.origin_call_id,
             host_meta=host_meta,
         )
-    sys.stdout.write(dumps_meta(result, indent=2, explain=args.explain) + "\n")
+    write_stdout(dumps_meta(result, indent=2, explain=args.explain))
     return int(ExitCode.OK)

@@ -342,14 +342,24 @@ def test_launcher_callable_runs_only_when_the_launcher_could_be_sent(
     assert calls == [1]
 
 
-def test_a_stdio_server_without_a_decision_is_a_host_bug() -> None:
-    with pytest.raises(ValueError, match="Decision made before its launch"):
+def test_a_stdio_server_without_a_decision_is_refused_with_a_documented_error() -> None:
+    with pytest.raises(MetaRejected, match="Decision made before its launch"):
         tool_call_meta(stdio(), sandbox_state=STATE, launcher=None)
 
 
-def test_unknown_transport_is_refused() -> None:
-    with pytest.raises(ValueError, match="ftp"):
-        ServerDescription("files", "ftp", {})  # type: ignore[arg-type]
+@pytest.mark.parametrize("launcher", [object(), lambda: "published"])
+def test_a_launcher_that_is_no_decision_is_refused(launcher: Any) -> None:
+    with pytest.raises(MetaRejected, match="must be a Decision"):
+        tool_call_meta(stdio(), sandbox_state=STATE, launcher=launcher)
+
+
+@pytest.mark.parametrize(
+    ("transport", "capabilities"),
+    [("ftp", {}), (["stdio"], {}), ("stdio", ["codex/sandbox-state"]), ("stdio", "x")],
+)
+def test_a_bad_server_description_is_refused(transport: Any, capabilities: Any) -> None:
+    with pytest.raises(MetaRejected):
+        ServerDescription("files", transport, capabilities)
 
 
 # --- rule 6: the state is forwarded as its original value -------------------------------------

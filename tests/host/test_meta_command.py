@@ -189,15 +189,6 @@ def test_unreadable_file_is_refused(host_env: HostEnv, tmp_path: Path) -> None:
     assert err.count("\n") == 1
 
 
-def test_endless_file_is_refused_not_read_to_the_end(host_env: HostEnv) -> None:
-    code, out, err = meta(
-        host_env, "--transport", "http", "--capabilities", CAPABLE, "--state", "@/dev/zero"
-    )
-    assert (code, out) == (4, "")
-    assert err.startswith("launcher-probe: cannot read --state file '/dev/zero': longer than ")
-    assert err.count("\n") == 1
-
-
 USAGE: list[tuple[tuple[str, ...], str]] = [
     (("--transport", "ftp", "--capabilities", "{}"),
      "--transport must be one of stdio, http, remote"),
