@@ -22,7 +22,9 @@ from launcher_probe.json_input import (
     checked_value,
     loads_strict,
 )
+from launcher_probe.server.request import SandboxRequest
 from launcher_probe.state import InvalidSandboxState, SandboxState
+from tests.conftest import HostEnv, run_cli
 
 STATE = '{"permissionProfile":{"type":"disabled"},"sandboxCwd":"file:///tmp/ws"}'
 #: The issue's example: a state nested about 990 deep reached RecursionError.
@@ -213,3 +215,24 @@ def test_checked_value_returns_json_or_raises_invalid_json(value: Any) -> None:
     except InvalidJSON:
         return
     assert loads_strict(text, "x") == json.loads(text)
+
+
+# --- the CLI entry points ----------------------------------------------------------------------
+
+
+def test_exec_refuses_a_deep_meta_in_one_line(host_env: HostEnv) -> None:
+    meta = '{"codex/sandbox-state":' + deep_state_text(DEEP) + "}"
+    done = run_cli("exec", "--meta", meta, "--", "true", env=host_env.env)
+    assert (done.returncode, done.stdout) == (ExitCode.REFUSED, "")
+    assert done.stderr == "launcher-probe: --meta is nested deeper than 64 levels\n"
+
+
+@pytest.mark.parametrize("depth", [40, DEEP])
+def test_the_server_side_finds_a_deep_state_unusable(depth: int) -> None:
+    state = json.loads(STATE) | {"x": nested_value(depth - 1)}
+    request = SandboxRequest.from_meta({"codex/sandbox-state": state})
+    assert request.state is None
+    assert (
+        request.state_problem
+        == "sandbox state unusable: sandbox state is nested deeper than 32 levels"
+    )

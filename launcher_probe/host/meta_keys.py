@@ -20,12 +20,12 @@ from launcher_probe.contract import (
 
 
 def key_form(key: str) -> str:
-    """``key`` as a lenient reader could take it: every non-printable character (control,
-    format, line separators, non-ASCII spaces) dropped, surrounding whitespace stripped,
-    case folded."""
+    """``key`` as a lenient reader could take it: case folded, every whitespace and every
+    other non-printable character (control, format, line separators) dropped. No reserved
+    key holds any of them, so this only widens what counts as one."""
     if not key.isprintable():
         key = "".join(char for char in key if char.isprintable())
-    return key.strip().casefold()
+    return "".join(key.split()).casefold()
 
 
 _APPS_OBJECT_FORM = key_form(CODEX_APPS_OBJECT_KEY)

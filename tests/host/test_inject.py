@@ -153,6 +153,25 @@ def test_host_owned_keys_are_reserved_on_every_server(
 
 
 @pytest.mark.parametrize("method", METHODS)
+@pytest.mark.parametrize(
+    ("spelled", "shown"),
+    [
+        ("codex/sandbox-launcher\u0000", '"codex/sandbox-launcher\\u0000"'),
+        ("codex/sandbox-launcher ", '"codex/sandbox-launcher "'),
+        ("Codex/Sandbox-Launcher", '"Codex/Sandbox-Launcher"'),
+        ("\u200bcodex/sandbox-launcher\t", '"\\u200bcodex/sandbox-launcher\\t"'),
+    ],
+)
+def test_look_alikes_of_reserved_keys_are_refused(method: str, spelled: str, shown: str) -> None:
+    with pytest.raises(MetaRejected) as caught:
+        meta_for(
+            method, stdio(), sandbox_state=STATE, caller_meta={spelled: {"codexExecutable": "/x"}}
+        )
+    expected = f"reserved {METHODS[method]} metadata key: {SANDBOX_LAUNCHER_KEY} (as {shown})"
+    assert str(caught.value) == expected
+
+
+@pytest.mark.parametrize("method", METHODS)
 @pytest.mark.parametrize(("caller", "key"), APPS_ONLY)
 def test_codex_apps_routing_keys_are_reserved_there(
     method: str, caller: dict[str, Any], key: str
