@@ -18,28 +18,37 @@ from typing import Any
 from launcher_probe.contract import (
     CODEX_APPS_SERVER,
     SANDBOX_CAPABILITIES,
-    SANDBOX_KEYS,
     SANDBOX_LAUNCHER_KEY,
     SANDBOX_STATE_KEY,
     SANDBOX_STATE_META_KEY,
     LauncherDescriptor,
     Reason,
 )
-from launcher_probe.errors import InputRejected
 from launcher_probe.host.decision import Decision, Published, Withheld
-from launcher_probe.host.meta_keys import ReservedKeys, key_form
-from launcher_probe.json_input import META_LIMITS, InvalidJSON, checked_value
+from launcher_probe.host.meta_input import (
+    PROGRESS_TOKEN_KEY,
+    MetaRejected,
+    ReservedKeys,
+    caller_object,
+    host_object,
+)
+from launcher_probe.json_input import META_LIMITS
 from launcher_probe.json_output import dumps_utf8
 from launcher_probe.state import InvalidSandboxState, SandboxState
 
-#: The MCP progress token: set by the host after every other key.
-PROGRESS_TOKEN_KEY = "progressToken"  # noqa: S105  (a _meta key, not a secret)
+__all__ = [
+    "PROGRESS_TOKEN_KEY",
+    "MetaRejected",
+    "MetaResult",
+    "Method",
+    "ServerDescription",
+    "Transport",
+    "dumps_meta",
+    "resource_read_meta",
+    "tool_call_meta",
+]
 _STATE_KEYS = (SANDBOX_STATE_KEY, SANDBOX_STATE_META_KEY)
 _JSON_WHITESPACE = " \t\n\r"
-
-
-class MetaRejected(InputRejected):
-    """Request metadata was rejected; nothing is sent (fail closed)."""
 
 
 class Transport(enum.StrEnum):
@@ -121,7 +130,10 @@ def tool_call_meta(
 ) -> MetaResult:
     """``_meta`` for a ``tools/call`` request.
 
-    Raises ``MetaRejected`` for refused metadata and ``InvalidSandboxState`` for a bad state.
+    Raises only documented errors, for any arguments: ``MetaRejected`` for refused
+    metadata or arguments (a reserved key or its look-alike, JSON over ``META_LIMITS``, a
+    capable stdio server without a Decision), ``InvalidSandboxState`` for a bad state, and
+    what a ``launcher`` callable raises (``resolve_launcher``: ``ConfigError``).
     """
     return _build(
         Method.TOOLS_CALL,
@@ -150,6 +162,7 @@ def resource_read_meta(
     ``thread_id`` and ``origin_call_id`` bind the read to a thread and to the tool call
     it came from; they are checked (``originCallId requires threadId``), not copied into
     ``_meta``: a host that wants ``threadId`` there passes it in ``host_meta``.
+    Raises as ``tool_call_meta`` does.
     """
     return _build(
         Method.RESOURCES_READ,
@@ -199,8 +212,8 @@ def _build(
     binding: tuple[str | None, str | None] = (None, None),
 ) -> MetaResult:
     noun = _METHOD_NOUN[method]
-    caller, caller_size = _caller_object(caller_meta)
-    host, host_size = _host_object(host_meta)
+    caller, caller_size = caller_object(caller_meta)
+    host, host_size = host_object(host_meta)
     reserved = ReservedKeys(host, apps=server.name == CODEX_APPS_SERVER)
     for key, value in caller.items():
         named = reserved.set_by(key, value)
@@ -230,55 +243,6 @@ def _build(
         meta.pop(PROGRESS_TOKEN_KEY, None)
         meta[PROGRESS_TOKEN_KEY] = progress_token
     return MetaResult(meta, descriptor is not None, reason, detail, sent)
-
-
-def _caller_object(caller_meta: object) -> tuple[dict[str, Any], int]:
-    """The caller's ``_meta`` as a new dict, and its size as compact JSON."""
-    if caller_meta is None:
-        return {}, 0
-    if not isinstance(caller_meta, Mapping):
-        raise MetaRejected(f"invalid type: {_json_kind(caller_meta)}, expected a map")
-    for key in caller_meta:
-        if not isinstance(key, str):
-            raise MetaRejected(f"invalid type: {_json_kind(key)} key, expected a string")
-    return _json_object(caller_meta, "caller metadata")
-
-
-def _host_object(host_meta: object) -> tuple[dict[str, Any], int]:
-    """The host's keys as a new dict (none the injector sets), and their size."""
-    if host_meta is None:
-        return {}, 0
-    if not isinstance(host_meta, Mapping):
-        raise MetaRejected("host metadata must be a mapping")
-    host, size = _json_object(host_meta, "host metadata")
-    injected = {key_form(key): key for key in (*SANDBOX_KEYS, PROGRESS_TOKEN_KEY)}
-    for key in host:
-        if key_form(key) in injected:
-            named = injected[key_form(key)]
-            raise MetaRejected(f"host metadata must not set {named}: the injector sets it")
-    return host, size
-
-
-def _json_object(value: Mapping[str, Any], what: str) -> tuple[dict[str, Any], int]:
-    """A shallow copy of ``value`` and its size, once it is strict JSON within
-    ``META_LIMITS``."""
-    copy = dict(value)
-    try:
-        return copy, len(checked_value(copy, what, META_LIMITS).encode())
-    except InvalidJSON as error:
-        raise MetaRejected(str(error)) from error
-
-
-def _json_kind(value: object) -> str:
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int | float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list | tuple):
-        return "sequence"
-    return type(value).__name__
 
 
 def _sandbox_state(sandbox_state: StateInput) -> SandboxState | None:

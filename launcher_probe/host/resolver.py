@@ -218,6 +218,11 @@ def resolve_launcher(
     ``codex`` names the operator's path (the only candidate then). ``refresh`` ignores
     cached verdicts (but still stores the new one); ``use_cache=False`` neither reads
     nor writes the cache. ``timeout`` bounds each probe.
+
+    Every decision about the launcher is returned: ``Published`` or ``Withheld`` (with the
+    reason). Refused input raises, and only ``launcher_probe.errors`` classes: the
+    operator's config file unusable (malformed, unsafe, too large or too deep) is
+    ``ConfigError`` (an ``InputRejected``, exit 4), never a silent fallback to discovery.
     """
     config = config or ResolverConfig()
     warnings: list[str] = []

@@ -21,6 +21,7 @@ from launcher_probe.contract import (
     SANDBOX_STATE_META_KEY,
     Reason,
 )
+from launcher_probe.errors import LauncherProbeError
 from launcher_probe.host.decision import Decision, Withheld
 from launcher_probe.host.inject import (
     MetaRejected,
@@ -30,7 +31,7 @@ from launcher_probe.host.inject import (
     resource_read_meta,
     tool_call_meta,
 )
-from launcher_probe.host.meta_keys import key_form
+from launcher_probe.host.meta_input import key_form
 from tests.host.test_inject import published_at, write_binary
 
 SERVER_NAMES = ("codex_apps", "files", "")
@@ -205,3 +206,55 @@ def test_host_meta_may_not_set_a_look_alike_of_what_the_injector_sets(
     server = ServerDescription("files", Transport.STDIO, {})
     with pytest.raises(MetaRejected, match=f"^host metadata must not set {reserved}:"):
         tool_call_meta(server, sandbox_state=None, launcher=None, host_meta={spelled: 1})
+
+
+#: Anything a host could pass by mistake, or a caller could smuggle in: JSON and non-JSON.
+anything = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text() | st.binary(),
+    lambda children: (
+        st.lists(children, max_size=4)
+        | st.tuples(children)
+        | st.dictionaries(st.text(max_size=8) | st.integers() | st.none(), children, max_size=4)
+        | st.frozensets(st.integers(), max_size=2)
+    ),
+    max_leaves=12,
+)
+
+
+@settings(max_examples=500, deadline=None)
+@given(
+    name=st.sampled_from(SERVER_NAMES) | anything,
+    transport=st.sampled_from(list(Transport)) | anything,
+    advertised=capabilities | anything,
+    state=states | anything | st.text(max_size=40),
+    caller=caller_objects | anything,
+    host=anything,
+    token=st.none() | anything,
+    launcher=st.sampled_from(["published", "withheld", "none"]) | anything,
+)
+def test_any_input_gives_a_result_or_a_documented_error(
+    decisions: tuple[Decision, ...],
+    name: Any,
+    transport: Any,
+    advertised: Any,
+    state: Any,
+    caller: Any,
+    host: Any,
+    token: Any,
+    launcher: Any,
+) -> None:
+    """Nothing but a ``launcher_probe.errors`` class escapes, whatever the arguments."""
+    chosen: dict[str, Any] = {"published": decisions[0], "withheld": decisions[1], "none": None}
+    try:
+        server = ServerDescription(name, transport, advertised)
+        result = tool_call_meta(
+            server,
+            sandbox_state=state,
+            launcher=chosen.get(launcher, launcher) if isinstance(launcher, str) else launcher,
+            caller_meta=caller,
+            host_meta=host,
+            progress_token=token,
+        )
+    except LauncherProbeError:
+        return
+    json.loads(dumps_meta(result, explain=True))
