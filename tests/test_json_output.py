@@ -113,3 +113,8 @@ def test_published_descriptor_is_one_line_of_json(host_env: HostEnv, fake_codex:
     code, out, err = run(host_env.env, "resolve", "--codex", str(fake_codex.path))
     assert (code, err) == (0, "")
     assert out == json.dumps({"codexExecutable": str(fake_codex.path)}) + "\n"
+
+
+def test_probe_json_is_one_document(host_env: HostEnv, fake_codex: FakeCodex) -> None:
+    code, out, _ = run(host_env.env, "probe", "--json", str(fake_codex.path))
+    assert (code, one_document(out)["ok"]) == (0, True)

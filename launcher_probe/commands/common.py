@@ -50,7 +50,7 @@ def argument_text(option: str, value: str) -> str:
     An inline value that is not UTF-8 is a UsageError; a FILE that cannot be used is
     InputRejected.
     """
-    from launcher_probe.host.paths import open_regular_file, printable
+    from launcher_probe.host.paths import open_regular_file
     from launcher_probe.json_input import META_LIMITS
 
     if not value.startswith("@"):
@@ -60,12 +60,14 @@ def argument_text(option: str, value: str) -> str:
             raise UsageError(f"{option} is not valid UTF-8") from error
         return value
     path, limit = value[1:], META_LIMITS.max_bytes
-    problem = f"cannot read {option} file {printable(path)!r}"
+    problem = f"cannot read {option} file '{utf8_text(path)}'"
     try:
         with open_regular_file(path) as stream:
             raw = stream.read(limit + 1)
     except OSError as error:
         raise InputRejected(f"{problem}: {error.strerror or error}") from error
+    except ValueError as error:  # a NUL byte or a lone surrogate: no file has that name
+        raise InputRejected(f"{problem}: no such file name: {error}") from error
     if len(raw) > limit:
         raise InputRejected(f"{problem}: larger than {limit} bytes")
     try:
