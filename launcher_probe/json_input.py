@@ -111,7 +111,8 @@ def _compact(value: Any, what: str, text: str | None = None) -> str:
         floats = _FLOAT.findall(_STRING.sub('""', text or ""))
         huge = next((number for number in floats if math.isinf(float(number))), None)
         if huge is not None:
-            raise InvalidJSON(f"{what} number {huge} is out of range") from error
+            shown = huge if len(huge) <= 40 else f"{huge[:20]}...{huge[-12:]}"
+            raise InvalidJSON(f"{what} number {shown} is out of range") from error
         raise InvalidJSON(f"{what} is not JSON: {error}") from error
     except TypeError as error:
         raise InvalidJSON(f"{what} is not JSON: {error}") from error

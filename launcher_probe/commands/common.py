@@ -32,9 +32,14 @@ def say_warnings(warnings: Iterable[str]) -> None:
 
 def write_stdout(text: str) -> None:
     """``text`` and a newline on stdout as UTF-8, whatever the locale says."""
+    line = utf8_text(text) + "\n"
+    binary = getattr(sys.stdout, "buffer", None)
+    if binary is None:  # stdout replaced by a text-only stream (an embedding host, say)
+        sys.stdout.write(line)
+        return
     sys.stdout.flush()
-    sys.stdout.buffer.write(utf8_text(text).encode("utf-8") + b"\n")
-    sys.stdout.buffer.flush()
+    binary.write(line.encode("utf-8"))
+    binary.flush()
 
 
 def print_json(value: Any, *, indent: int | None = 2) -> None:
