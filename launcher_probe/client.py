@@ -182,7 +182,7 @@ def resolve_via(
     if via != "local" and use_cache:
         try:
             return _from_helper(codex, refresh, timeout), "helper"
-        except HelperUnavailable:
+        except (HelperUnavailable, InputRejected):  # no helper, or a path JSON cannot carry
             if via == "helper":
                 raise
     from launcher_probe.host.cache import DEFAULT_LOCK_TIMEOUT

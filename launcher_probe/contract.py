@@ -11,6 +11,8 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
+from launcher_probe.errors import InputRejected
+
 #: ``_meta`` key carrying the opaque sandbox policy (preferred name).
 SANDBOX_STATE_KEY = "codex/sandbox-state"
 #: ``_meta`` key carrying an identical copy of the policy (deprecated alias).
@@ -72,6 +74,10 @@ class Reason(enum.StrEnum):
     NO_SANDBOX_STATE = "no_sandbox_state"
 
 
+class InvalidLauncherDescriptor(InputRejected, ValueError):
+    """A value that is not a launcher descriptor with an absolute ``codexExecutable``."""
+
+
 @dataclass(frozen=True, slots=True)
 class LauncherDescriptor:
     """The value of ``codex/sandbox-launcher``: ``{"codexExecutable": "/abs/path"}``."""
@@ -79,8 +85,11 @@ class LauncherDescriptor:
     codex_executable: str
 
     def __post_init__(self) -> None:
+        if not isinstance(self.codex_executable, str):
+            raise InvalidLauncherDescriptor(f"{CODEX_EXECUTABLE_FIELD} must be a string")
         if not os.path.isabs(self.codex_executable):
-            raise ValueError(f"codexExecutable must be absolute: {self.codex_executable!r}")
+            shown = repr(self.codex_executable)
+            raise InvalidLauncherDescriptor(f"{CODEX_EXECUTABLE_FIELD} must be absolute: {shown}")
 
     def to_json(self) -> dict[str, str]:
         """The exact wire form."""
@@ -88,10 +97,12 @@ class LauncherDescriptor:
 
     @classmethod
     def from_json(cls, value: Any) -> LauncherDescriptor:
-        """Parse the wire form (unknown fields are ignored); raise ValueError otherwise."""
+        """Parse the wire form (unknown fields are ignored); InvalidLauncherDescriptor
+        otherwise."""
         if not isinstance(value, dict) or CODEX_EXECUTABLE_FIELD not in value:
-            raise ValueError(f"launcher must be an object with {CODEX_EXECUTABLE_FIELD!r}")
+            field = CODEX_EXECUTABLE_FIELD
+            raise InvalidLauncherDescriptor(f"launcher must be an object with {field!r}")
         path = value[CODEX_EXECUTABLE_FIELD]
         if not isinstance(path, str):
-            raise ValueError(f"{CODEX_EXECUTABLE_FIELD} must be a string")
+            raise InvalidLauncherDescriptor(f"{CODEX_EXECUTABLE_FIELD} must be a string")
         return cls(path)

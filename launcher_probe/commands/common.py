@@ -1,20 +1,22 @@
-"""What every command shares: escaped one-line messages, JSON output, JSON|@FILE and
-seconds arguments."""
+"""What every command shares: escaped one-line messages, warnings, UTF-8 JSON output,
+JSON|@FILE and seconds arguments."""
 
 from __future__ import annotations
 
 import argparse
-import json
 import sys
+from collections.abc import Iterable
 from typing import Any
 
-from launcher_probe.errors import UsageError
+from launcher_probe.errors import InputRejected, UsageError
+from launcher_probe.json_output import dumps_utf8, utf8_text
 
 
 def escaped(text: str) -> str:
-    """``text`` with control characters (from a path, say) shown escaped, so that a
-    path cannot start a line of its own in a report."""
-    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+    """``text`` as one printable line of UTF-8: undecodable path bytes as ``\\xNN`` (the one
+    convention, as in JSON output), control characters escaped (``\\n``), so that a path
+    cannot start a line of its own in a report."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in utf8_text(text))
 
 
 def say(message: str) -> None:
@@ -22,22 +24,39 @@ def say(message: str) -> None:
     print(f"launcher-probe: {escaped(message)}", file=sys.stderr)
 
 
-def print_json(value: Any) -> None:
-    """``value`` as indented JSON on stdout."""
-    json.dump(value, sys.stdout, indent=2, ensure_ascii=False)
-    sys.stdout.write("\n")
+def say_warnings(warnings: Iterable[str]) -> None:
+    """Each of the resolver's warnings as a ``launcher-probe: warning: ...`` line on stderr."""
+    for warning in warnings:
+        say(f"warning: {warning}")
 
 
-#: The most a JSON|@FILE argument may hold (a sandbox state or _meta is far smaller).
-ARGUMENT_FILE_LIMIT = 1 << 24
+def write_stdout(text: str) -> None:
+    """``text`` and a newline on stdout as UTF-8, whatever the locale says."""
+    line = utf8_text(text) + "\n"
+    binary = getattr(sys.stdout, "buffer", None)
+    if binary is None:  # stdout replaced by a text-only stream (an embedding host, say)
+        sys.stdout.write(line)
+        return
+    sys.stdout.flush()
+    binary.write(line.encode("utf-8"))
+    binary.flush()
+
+
+def print_json(value: Any, *, indent: int | None = 2) -> None:
+    """``value`` as JSON on stdout (indented unless ``indent`` is None), always valid UTF-8."""
+    write_stdout(dumps_utf8(value, indent=indent))
 
 
 def argument_text(option: str, value: str) -> str:
     """The text of a JSON|@FILE argument: UTF-8, read from FILE when it starts with '@'.
 
-    A FILE longer than ``ARGUMENT_FILE_LIMIT`` characters is refused, not read to the end.
+    FILE must be a regular file (a FIFO, device or directory is refused without being
+    opened or waited on) of at most ``META_LIMITS.max_bytes``; it is never read past that.
+    An inline value that is not UTF-8 is a UsageError; a FILE that cannot be used is
+    InputRejected.
     """
-    from launcher_probe.errors import InputRejected
+    from launcher_probe.host.paths import open_regular_file
+    from launcher_probe.json_input import META_LIMITS
 
     if not value.startswith("@"):
         try:
@@ -45,25 +64,34 @@ def argument_text(option: str, value: str) -> str:
         except UnicodeEncodeError as error:
             raise UsageError(f"{option} is not valid UTF-8") from error
         return value
+    path, limit = value[1:], META_LIMITS.max_bytes
+    problem = f"cannot read {option} file '{utf8_text(path)}'"
     try:
-        with open(value[1:], encoding="utf-8") as stream:
-            text = stream.read(ARGUMENT_FILE_LIMIT + 1)
-    except (OSError, UnicodeError) as error:
-        raise InputRejected(f"cannot read {option} file {value[1:]!r}: {error}") from error
-    if len(text) > ARGUMENT_FILE_LIMIT:
-        limit = f"{ARGUMENT_FILE_LIMIT} characters"
-        raise InputRejected(f"cannot read {option} file {value[1:]!r}: longer than {limit}")
-    return text
+        with open_regular_file(path) as stream:
+            raw = stream.read(limit + 1)
+    except OSError as error:
+        raise InputRejected(f"{problem}: {error.strerror or error}") from error
+    except ValueError as error:  # a NUL byte or a lone surrogate: no file has that name
+        raise InputRejected(f"{problem}: no such file name: {error}") from error
+    if len(raw) > limit:
+        raise InputRejected(f"{problem}: larger than {limit} bytes")
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise InputRejected(f"{problem}: not UTF-8 (byte {error.start})") from error
 
 
 def argument_json(option: str, value: str | None, *, must_be_object: bool) -> Any:
-    """Parse a JSON|@FILE argument strictly; malformed JSON is a usage error."""
-    from launcher_probe.state import InvalidJSON, loads_strict
+    """Parse a JSON|@FILE argument strictly (``loads_strict``, ``META_LIMITS``): malformed
+    JSON is a UsageError; JSON over a limit is refused (``JSONLimitExceeded``)."""
+    from launcher_probe.json_input import InvalidJSON, JSONLimitExceeded, loads_strict
 
     if value is None:
         return None
     try:
         parsed = loads_strict(argument_text(option, value), option)
+    except JSONLimitExceeded:
+        raise
     except InvalidJSON as error:
         raise UsageError(str(error)) from error
     if must_be_object and not isinstance(parsed, dict):

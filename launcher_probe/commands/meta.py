@@ -3,9 +3,14 @@
 from __future__ import annotations
 
 import argparse
-import sys
 
-from launcher_probe.commands.common import add_via, argument_json, argument_text
+from launcher_probe.commands.common import (
+    add_via,
+    argument_json,
+    argument_text,
+    say_warnings,
+    write_stdout,
+)
 from launcher_probe.errors import ExitCode, UsageError
 
 
@@ -72,7 +77,9 @@ def run(args: argparse.Namespace) -> int:
     server = ServerDescription(args.server, transport, capabilities)
 
     def resolve() -> Decision:  # called only when the launcher could be sent
-        return resolve_via(args.via, args.codex)[0]
+        decision = resolve_via(args.via, args.codex)[0]
+        say_warnings(decision.warnings)
+        return decision
 
     if method is Method.TOOLS_CALL:
         result = tool_call_meta(
@@ -92,5 +99,5 @@ def run(args: argparse.Namespace) -> int:
             origin_call_id=args.origin_call_id,
             host_meta=host_meta,
         )
-    sys.stdout.write(dumps_meta(result, indent=2, explain=args.explain) + "\n")
+    write_stdout(dumps_meta(result, indent=2, explain=args.explain))
     return int(ExitCode.OK)

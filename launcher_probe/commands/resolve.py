@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import argparse
-import json
 
-from launcher_probe.commands.common import add_seconds, add_via, print_json, say
+from launcher_probe.commands.common import add_seconds, add_via, print_json, say_warnings
 from launcher_probe.errors import ExitCode
 
 
@@ -39,11 +38,10 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print_json({**decision.to_json(), "via": via})
     else:
-        for warning in decision.warnings:
-            say(f"warning: {warning}")
+        say_warnings(decision.warnings)
     if isinstance(decision, Published):
         if not args.json:
-            print(json.dumps(decision.descriptor.to_json(), ensure_ascii=False))
+            print_json(decision.descriptor.to_json(), indent=None)
         return int(ExitCode.OK)
     detail = " ".join(decision.detail.split())
     raise NothingUsable(f"launcher withheld: {decision.reason}: {detail}")

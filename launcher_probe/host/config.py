@@ -11,8 +11,8 @@ from launcher_probe.host.paths import open_regular_file, unsafe_chain
 
 APP_NAME = "launcher-probe"
 CODEX_KEY = "codex"
-#: A config file larger than this is refused rather than read.
-MAX_CONFIG_BYTES = 1 << 20
+#: A config file larger than this is refused rather than read (it holds one line).
+MAX_CONFIG_BYTES = 1 << 16
 
 
 def config_file() -> Path:
@@ -23,9 +23,10 @@ def config_file() -> Path:
 def configured_codex(path: Path | None = None) -> str | None:
     """The ``codex`` value of the config file, or None when the file or the key is absent.
 
-    Raises ConfigError (naming the file, and the line for TOML errors) when the file is
-    unreadable, no regular file, over ``MAX_CONFIG_BYTES``, not UTF-8, malformed, writable
-    by another user, or ``codex`` is no string.
+    Raises ConfigError (naming the file, and the line for TOML errors), and nothing else,
+    when the file is unreadable, no regular file, over ``MAX_CONFIG_BYTES``, not UTF-8,
+    malformed or beyond what the TOML parser can take (nested too deeply, a number too
+    long), writable by another user, or ``codex`` is no string.
     """
     path = config_file() if path is None else path
     try:
@@ -48,6 +49,10 @@ def configured_codex(path: Path | None = None) -> str | None:
         raise ConfigError(f"{path}: not UTF-8 (byte {error.start})") from error
     except tomllib.TOMLDecodeError as error:
         raise ConfigError(f"{path}: {error}") from error
+    except RecursionError as error:
+        raise ConfigError(f"{path}: nested too deeply") from error
+    except (ValueError, MemoryError) as error:  # an integer over the conversion limit, say
+        raise ConfigError(f"{path}: cannot be parsed: {error}") from error
     value = table.get(CODEX_KEY)
     if value is not None and not isinstance(value, str):
         raise ConfigError(f"{path}: {CODEX_KEY} must be a string path, not {type(value).__name__}")

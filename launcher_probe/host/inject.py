@@ -10,36 +10,45 @@ from __future__ import annotations
 
 import enum
 import json
+import secrets
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from launcher_probe.contract import (
-    CODEX_APPS_OBJECT_KEY,
-    CODEX_APPS_RESERVED_KEYS,
-    CODEX_APPS_RESERVED_NESTED_KEY,
     CODEX_APPS_SERVER,
-    HOST_OWNED_KEYS,
     SANDBOX_CAPABILITIES,
-    SANDBOX_KEYS,
     SANDBOX_LAUNCHER_KEY,
     SANDBOX_STATE_KEY,
     SANDBOX_STATE_META_KEY,
     LauncherDescriptor,
     Reason,
 )
-from launcher_probe.errors import InputRejected
 from launcher_probe.host.decision import Decision, Published, Withheld
-from launcher_probe.state import SandboxState
+from launcher_probe.host.meta_input import (
+    PROGRESS_TOKEN_KEY,
+    MetaRejected,
+    ReservedKeys,
+    caller_object,
+    host_object,
+)
+from launcher_probe.json_input import META_LIMITS
+from launcher_probe.json_output import dumps_utf8
+from launcher_probe.state import InvalidSandboxState, SandboxState
 
-#: The MCP progress token: set by the host after every other key.
-PROGRESS_TOKEN_KEY = "progressToken"  # noqa: S105  (a _meta key, not a secret)
+__all__ = [
+    "PROGRESS_TOKEN_KEY",
+    "MetaRejected",
+    "MetaResult",
+    "Method",
+    "ServerDescription",
+    "Transport",
+    "dumps_meta",
+    "resource_read_meta",
+    "tool_call_meta",
+]
 _STATE_KEYS = (SANDBOX_STATE_KEY, SANDBOX_STATE_META_KEY)
 _JSON_WHITESPACE = " \t\n\r"
-
-
-class MetaRejected(InputRejected):
-    """Request metadata was rejected; nothing is sent (fail closed)."""
 
 
 class Transport(enum.StrEnum):
@@ -70,9 +79,14 @@ class ServerDescription:
     capabilities: Mapping[str, Any] | None = None
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "transport", Transport(self.transport))
+        try:
+            object.__setattr__(self, "transport", Transport(self.transport))
+        except (ValueError, TypeError) as error:
+            raise MetaRejected(f"transport must be one of {', '.join(Transport)}") from error
+        if not isinstance(self.name, str):
+            raise MetaRejected("the server name must be a string")
         if not isinstance(self.capabilities, Mapping | None):
-            raise TypeError("capabilities must be the experimental capabilities object")
+            raise MetaRejected("capabilities must be the experimental capabilities object")
 
     def wants_sandbox_state(self) -> bool:
         """True when either sandbox capability is advertised (its value is ignored)."""
@@ -116,7 +130,10 @@ def tool_call_meta(
 ) -> MetaResult:
     """``_meta`` for a ``tools/call`` request.
 
-    Raises ``MetaRejected`` for refused metadata and ``InvalidSandboxState`` for a bad state.
+    Raises only documented errors, for any arguments: ``MetaRejected`` for refused
+    metadata or arguments (a reserved key or its look-alike, JSON over ``META_LIMITS``, a
+    capable stdio server without a Decision), ``InvalidSandboxState`` for a bad state, and
+    what a ``launcher`` callable raises (``resolve_launcher``: ``ConfigError``).
     """
     return _build(
         Method.TOOLS_CALL,
@@ -145,6 +162,7 @@ def resource_read_meta(
     ``thread_id`` and ``origin_call_id`` bind the read to a thread and to the tool call
     it came from; they are checked (``originCallId requires threadId``), not copied into
     ``_meta``: a host that wants ``threadId`` there passes it in ``host_meta``.
+    Raises as ``tool_call_meta`` does.
     """
     return _build(
         Method.RESOURCES_READ,
@@ -159,17 +177,24 @@ def resource_read_meta(
 
 
 def dumps_meta(result: MetaResult, *, indent: int | None = None, explain: bool = False) -> str:
-    """JSON text of ``result.meta`` with the state keys spliced in as the state's original text.
+    """JSON text of ``result.meta`` with the state keys spliced in as the state's original text,
+    always valid UTF-8 (``launcher_probe.json_output``); linear in its size.
 
     With ``explain``: ``{"meta": <meta>, "launcher": <result.explanation()>}``.
     """
-    if not explain:
-        return _render_object(_meta_members(result, indent, 1), indent, 0)
-    members = [
-        ("meta", _render_object(_meta_members(result, indent, 2), indent, 1)),
-        ("launcher", _encode(result.explanation(), indent, 1)),
-    ]
-    return _render_object(members, indent, 0)
+    separators = (",", ":") if indent is None else None
+    state_text = "" if result.state is None else result.state.text.strip(_JSON_WHITESPACE)
+    while True:  # a placeholder no value holds: a fresh random one, checked by counting
+        placeholder = f"launcher-probe-state-{secrets.token_hex(16)}"
+        meta, spliced = _spliced(result, placeholder)
+        document = {"meta": meta, "launcher": result.explanation()} if explain else meta
+        try:
+            text = dumps_utf8(document, indent=indent, separators=separators)
+        except (TypeError, ValueError, RecursionError) as error:  # meta changed after the build
+            raise MetaRejected(f"the metadata is not JSON: {error}") from error
+        quoted = json.dumps(placeholder)
+        if text.count(quoted) == spliced:
+            return text.replace(quoted, state_text)
 
 
 # --- building ----------------------------------------------------------------
@@ -186,14 +211,25 @@ def _build(
     progress_token: str | int | None,
     binding: tuple[str | None, str | None] = (None, None),
 ) -> MetaResult:
-    caller = _caller_object(caller_meta)
-    host = dict(host_meta or {})
-    _check_host_keys(host)
-    _check_caller_keys(method, server, caller, host)
+    noun = _METHOD_NOUN[method]
+    caller, caller_size = caller_object(caller_meta)
+    host, host_size = host_object(host_meta)
+    reserved = ReservedKeys(host, apps=server.name == CODEX_APPS_SERVER)
+    for key, value in caller.items():
+        named = reserved.set_by(key, value)
+        if named is not None:
+            raise MetaRejected(f"reserved {noun} metadata key: {named}")
     thread_id, origin_call_id = binding
     if origin_call_id is not None and thread_id is None:
         raise MetaRejected("originCallId requires threadId")
+    token_ok = isinstance(progress_token, str | int) and not isinstance(progress_token, bool)
+    if progress_token is not None and not token_ok:
+        raise MetaRejected("progressToken must be a string or an integer")
     state = _sandbox_state(sandbox_state)
+    size = caller_size + host_size + (0 if state is None else 2 * len(state.text.encode()))
+    if size > META_LIMITS.max_bytes:
+        limit = META_LIMITS.max_bytes
+        raise MetaRejected(f"the {noun} metadata would be larger than {limit} bytes")
 
     meta = {**caller, **host}
     sent = state if server.wants_sandbox_state() else None
@@ -209,61 +245,14 @@ def _build(
     return MetaResult(meta, descriptor is not None, reason, detail, sent)
 
 
-def _caller_object(caller_meta: object) -> dict[str, Any]:
-    if caller_meta is None:
-        return {}
-    if not isinstance(caller_meta, Mapping):
-        raise MetaRejected(f"invalid type: {_json_kind(caller_meta)}, expected a map")
-    for key in caller_meta:
-        if not isinstance(key, str):
-            raise MetaRejected(f"invalid type: {_json_kind(key)} key, expected a string")
-    return dict(caller_meta)
-
-
-def _json_kind(value: object) -> str:
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int | float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list | tuple):
-        return "sequence"
-    return type(value).__name__
-
-
-def _check_host_keys(host: dict[str, Any]) -> None:
-    for key in (*SANDBOX_KEYS, PROGRESS_TOKEN_KEY):
-        if key in host:
-            raise MetaRejected(f"host metadata must not set {key}: the injector sets it")
-
-
-def _check_caller_keys(
-    method: Method, server: ServerDescription, caller: dict[str, Any], host: dict[str, Any]
-) -> None:
-    apps = server.name == CODEX_APPS_SERVER
-    for key, value in caller.items():
-        reserved = _reserved_key(key, value, apps=apps, host=host)
-        if reserved is not None:
-            raise MetaRejected(f"reserved {_METHOD_NOUN[method]} metadata key: {reserved}")
-
-
-def _reserved_key(key: str, value: Any, *, apps: bool, host: dict[str, Any]) -> str | None:
-    """The reserved key this caller entry sets (dotted when nested), or None."""
-    if key in HOST_OWNED_KEYS or key in host or (apps and key in CODEX_APPS_RESERVED_KEYS):
-        return key
-    nested = apps and key == CODEX_APPS_OBJECT_KEY and isinstance(value, Mapping)
-    if nested and CODEX_APPS_RESERVED_NESTED_KEY in value:
-        return f"{CODEX_APPS_OBJECT_KEY}.{CODEX_APPS_RESERVED_NESTED_KEY}"
-    return None
-
-
 def _sandbox_state(sandbox_state: StateInput) -> SandboxState | None:
     if sandbox_state is None or isinstance(sandbox_state, SandboxState):
         return sandbox_state
     if isinstance(sandbox_state, str):
         return SandboxState.from_text(sandbox_state)
-    return SandboxState.from_value(dict(sandbox_state))
+    if isinstance(sandbox_state, Mapping):
+        return SandboxState.from_value(dict(sandbox_state))
+    raise InvalidSandboxState("sandbox state must be a JSON object or its text")
 
 
 def _launcher_verdict(
@@ -278,8 +267,10 @@ def _launcher_verdict(
         detail = f"the {server.transport} transport shares no filesystem with the host"
         return None, Reason.TRANSPORT_NOT_STDIO, detail
     if launcher is None:
-        raise ValueError("a stdio server needs the Decision made before its launch")
-    decision = launcher if isinstance(launcher, Published | Withheld) else launcher()
+        raise MetaRejected("a stdio server needs the Decision made before its launch")
+    decision = launcher() if callable(launcher) else launcher
+    if not isinstance(decision, Published | Withheld):
+        raise MetaRejected("launcher must be a Decision or a callable returning one")
     if not isinstance(decision, Published):
         return None, decision.reason, decision.detail
     if not decision.fingerprint.still_matches():
@@ -292,30 +283,13 @@ def _launcher_verdict(
 # --- rendering ---------------------------------------------------------------
 
 
-def _meta_members(result: MetaResult, indent: int | None, depth: int) -> list[tuple[str, str]]:
+def _spliced(result: MetaResult, placeholder: str) -> tuple[dict[str, Any], int]:
+    """``result.meta`` with ``placeholder`` for each state value to splice in, and how many."""
     state = result.state
-    members = []
+    meta, count = {}, 0
     for key, value in result.meta.items():
         if state is not None and key in _STATE_KEYS and value is state.value:
-            members.append((key, state.text.strip(_JSON_WHITESPACE)))  # byte for byte
+            meta[key], count = placeholder, count + 1
         else:
-            members.append((key, _encode(value, indent, depth)))
-    return members
-
-
-def _encode(value: Any, indent: int | None, depth: int) -> str:
-    if indent is None:
-        return json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
-    text = json.dumps(value, ensure_ascii=False, allow_nan=False, indent=indent)
-    return text.replace("\n", "\n" + " " * (indent * depth))
-
-
-def _render_object(members: list[tuple[str, str]], indent: int | None, depth: int) -> str:
-    if not members:
-        return "{}"
-    colon = ":" if indent is None else ": "
-    items = [json.dumps(key, ensure_ascii=False) + colon + text for key, text in members]
-    if indent is None:
-        return "{" + ",".join(items) + "}"
-    inner = "\n" + " " * (indent * (depth + 1))
-    return "{" + inner + ("," + inner).join(items) + "\n" + " " * (indent * depth) + "}"
+            meta[key] = value
+    return meta, count

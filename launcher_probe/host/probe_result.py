@@ -8,14 +8,19 @@ from __future__ import annotations
 
 import enum
 import math
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, fields
+from typing import Any, TypeVar
 
 from launcher_probe.contract import Reason
+from launcher_probe.errors import InputRejected
 
 DEFAULT_TIMEOUT = 10.0
 #: Bump when the probe's meaning changes, so cached verdicts are re-probed.
 PROBE_PROTOCOL_VERSION = 1
+
+
+class InvalidProbeResult(InputRejected, ValueError):
+    """JSON that is not exactly the shape ``ProbeResult.to_json`` writes."""
 
 
 class ProbeLevel(enum.StrEnum):
@@ -45,11 +50,11 @@ class ProbeStep:
 
     @classmethod
     def from_json(cls, value: Any) -> ProbeStep:
-        """Parse ``to_json`` output; ValueError on any other shape."""
-        fields = _object(value, "step")
+        """Parse ``to_json`` output; InvalidProbeResult on any other shape."""
+        fields = _object(value, "step", _STEP_KEYS)
         argv = fields.get("argv")
         if not isinstance(argv, list) or not all(isinstance(arg, str) for arg in argv):
-            raise ValueError("step argv must be a list of strings")
+            raise InvalidProbeResult("step argv must be a list of strings")
         return cls(
             name=_typed(fields, "name", str),
             argv=tuple(argv),
@@ -88,36 +93,49 @@ class ProbeResult:
 
     @classmethod
     def from_json(cls, value: Any) -> ProbeResult:
-        """Parse ``to_json`` output (e.g. from a cache file); ValueError on any other shape."""
-        fields = _object(value, "probe result")
+        """Parse ``to_json`` output (e.g. from a cache file): exactly its keys and types;
+        InvalidProbeResult on any other shape."""
+        fields = _object(value, "probe result", _RESULT_KEYS)
         steps = fields.get("steps")
         if not isinstance(steps, list):
-            raise ValueError("probe result steps must be a list")
+            raise InvalidProbeResult("probe result steps must be a list")
         reason = _typed(fields, "reason", str, optional=True)
         duration = fields.get("duration")
         if isinstance(duration, bool) or not isinstance(duration, int | float):
-            raise ValueError("probe result duration must be a number")
+            raise InvalidProbeResult("probe result duration must be a number")
         if not math.isfinite(duration) or duration < 0:
-            raise ValueError("probe result duration must be finite and not negative")
+            raise InvalidProbeResult("probe result duration must be finite and not negative")
         ok = _typed(fields, "ok", bool)
         if ok != (reason is None):
-            raise ValueError("a probe result has a reason exactly when it failed")
+            raise InvalidProbeResult("a probe result has a reason exactly when it failed")
         return cls(
             ok=ok,
-            reason=None if reason is None else Reason(reason),
+            reason=None if reason is None else _member(Reason, reason),
             detail=_typed(fields, "detail", str),
             version=_typed(fields, "version", str, optional=True),
-            level=ProbeLevel(_typed(fields, "level", str)),
+            level=_member(ProbeLevel, _typed(fields, "level", str)),
             duration=float(duration),
             steps=tuple(ProbeStep.from_json(step) for step in steps),
             transient=_typed(fields, "transient", bool),
         )
 
 
-def _object(value: Any, what: str) -> dict[str, Any]:
-    if not isinstance(value, dict):
-        raise ValueError(f"{what} must be a JSON object")
+_STEP_KEYS = frozenset(field.name for field in fields(ProbeStep))
+_RESULT_KEYS = frozenset(field.name for field in fields(ProbeResult))
+_Enum = TypeVar("_Enum", bound=enum.Enum)
+
+
+def _object(value: Any, what: str, keys: frozenset[str]) -> dict[str, Any]:
+    if not isinstance(value, dict) or set(value) != keys:
+        raise InvalidProbeResult(f"{what} must be a JSON object with exactly {sorted(keys)}")
     return value
+
+
+def _member(kind: type[_Enum], value: str) -> _Enum:
+    try:
+        return kind(value)
+    except ValueError as error:
+        raise InvalidProbeResult(f"unknown {kind.__name__} {value!r}") from error
 
 
 def _typed(fields: dict[str, Any], key: str, kind: type, *, optional: bool = False) -> Any:
@@ -125,5 +143,5 @@ def _typed(fields: dict[str, Any], key: str, kind: type, *, optional: bool = Fal
     if value is None and optional:
         return None
     if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
-        raise ValueError(f"{key!r} must be {kind.__name__}{' or null' if optional else ''}")
+        raise InvalidProbeResult(f"{key!r} must be {kind.__name__}{' or null' if optional else ''}")
     return value

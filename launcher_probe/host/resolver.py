@@ -25,7 +25,7 @@ from launcher_probe.host.decision import Decision, PassedOver, Published, Withhe
 from launcher_probe.host.discovery import ENV_VAR, Candidate, Discovery, Source, discover
 from launcher_probe.host.fingerprint import Fingerprint
 from launcher_probe.host.memory import MEMORY
-from launcher_probe.host.paths import PathVerdict
+from launcher_probe.host.paths import PathVerdict, printable
 from launcher_probe.host.probe_result import DEFAULT_TIMEOUT, ProbeResult
 
 #: Places named in the ``not_found`` detail; the Withheld's ``searched`` holds them all.
@@ -211,8 +211,9 @@ def _withheld(found: Discovery, tried: list[PassedOver], warnings: list[str]) ->
         detail = f"no Codex CLI found; {found.describe_searched(SEARCHED)}"
         return Withheld(Reason.NOT_FOUND, detail, (), tuple(warnings), found.searched)
     first = tried[0]
-    # Path-rule details name the path already; probe details do not.
-    detail = first.detail if first.path in first.detail else f"{first.path}: {first.detail}"
+    # Path-rule details name the path (escaped) already; probe details do not.
+    shown = printable(first.path)
+    detail = first.detail if shown in first.detail else f"{shown}: {first.detail}"
     if len(tried) > 1:
         detail += f" (and {len(tried) - 1} more candidate(s) passed over)"
     return Withheld(first.reason, detail, tuple(tried), tuple(warnings), found.searched)
@@ -244,6 +245,11 @@ def resolve_launcher(
     ``codex`` names the operator's path (the only candidate then). ``refresh`` ignores
     cached verdicts (but still stores the new one); ``use_cache=False`` neither reads
     nor writes the cache. ``timeout`` bounds each probe.
+
+    Every decision about the launcher is returned: ``Published`` or ``Withheld`` (with the
+    reason). Refused input raises, and only ``launcher_probe.errors`` classes: the
+    operator's config file unusable (malformed, unsafe, too large or too deep) is
+    ``ConfigError`` (an ``InputRejected``, exit 4), never a silent fallback to discovery.
     """
     config = config or _DEFAULT_CONFIG
     if use_cache and not refresh:

@@ -69,15 +69,12 @@ def _meta_mapping(meta: object) -> Mapping[str, Any]:
 
 def _state_of(value: Any) -> SandboxState:
     """``value`` as a state; InvalidSandboxState unless it is JSON exactly as given."""
-    try:
-        state = SandboxState.from_value(value)
-        # json.dumps turns a key 1 into "1" and a tuple into a list: not the value given.
-        if not isinstance(value, SandboxState) and state.value != value:
-            raise InvalidSandboxState(
-                "sandbox state is not JSON as given (a key that is not a string, or a tuple)"
-            )
-    except RecursionError as error:
-        raise InvalidSandboxState("sandbox state is nested too deeply") from error
+    state = SandboxState.from_value(value)  # bounded in depth and size
+    # json.dumps turns a key 1 into "1" and a tuple into a list: not the value given.
+    if not isinstance(value, SandboxState) and state.value != value:
+        raise InvalidSandboxState(
+            "sandbox state is not JSON as given (a key that is not a string, or a tuple)"
+        )
     return state
 
 

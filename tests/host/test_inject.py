@@ -153,6 +153,25 @@ def test_host_owned_keys_are_reserved_on_every_server(
 
 
 @pytest.mark.parametrize("method", METHODS)
+@pytest.mark.parametrize(
+    ("spelled", "shown"),
+    [
+        ("codex/sandbox-launcher\u0000", '"codex/sandbox-launcher\\u0000"'),
+        ("codex/sandbox-launcher ", '"codex/sandbox-launcher "'),
+        ("Codex/Sandbox-Launcher", '"Codex/Sandbox-Launcher"'),
+        ("\u200bcodex/sandbox-launcher\t", '"\\u200bcodex/sandbox-launcher\\t"'),
+    ],
+)
+def test_look_alikes_of_reserved_keys_are_refused(method: str, spelled: str, shown: str) -> None:
+    with pytest.raises(MetaRejected) as caught:
+        meta_for(
+            method, stdio(), sandbox_state=STATE, caller_meta={spelled: {"codexExecutable": "/x"}}
+        )
+    expected = f"reserved {METHODS[method]} metadata key: {SANDBOX_LAUNCHER_KEY} (as {shown})"
+    assert str(caught.value) == expected
+
+
+@pytest.mark.parametrize("method", METHODS)
 @pytest.mark.parametrize(("caller", "key"), APPS_ONLY)
 def test_codex_apps_routing_keys_are_reserved_there(
     method: str, caller: dict[str, Any], key: str
@@ -342,14 +361,24 @@ def test_launcher_callable_runs_only_when_the_launcher_could_be_sent(
     assert calls == [1]
 
 
-def test_a_stdio_server_without_a_decision_is_a_host_bug() -> None:
-    with pytest.raises(ValueError, match="Decision made before its launch"):
+def test_a_stdio_server_without_a_decision_is_refused_with_a_documented_error() -> None:
+    with pytest.raises(MetaRejected, match="Decision made before its launch"):
         tool_call_meta(stdio(), sandbox_state=STATE, launcher=None)
 
 
-def test_unknown_transport_is_refused() -> None:
-    with pytest.raises(ValueError, match="ftp"):
-        ServerDescription("files", "ftp", {})  # type: ignore[arg-type]
+@pytest.mark.parametrize("launcher", [object(), lambda: "published"])
+def test_a_launcher_that_is_no_decision_is_refused(launcher: Any) -> None:
+    with pytest.raises(MetaRejected, match="must be a Decision"):
+        tool_call_meta(stdio(), sandbox_state=STATE, launcher=launcher)
+
+
+@pytest.mark.parametrize(
+    ("transport", "capabilities"),
+    [("ftp", {}), (["stdio"], {}), ("stdio", ["codex/sandbox-state"]), ("stdio", "x")],
+)
+def test_a_bad_server_description_is_refused(transport: Any, capabilities: Any) -> None:
+    with pytest.raises(MetaRejected):
+        ServerDescription("files", transport, capabilities)
 
 
 # --- rule 6: the state is forwarded as its original value -------------------------------------

@@ -123,7 +123,7 @@ def test_exec_reads_meta_from_a_file(
         ("state-missing", "sandbox state missing: _meta has no codex/sandbox-state"),
         ("state-not-an-object", "sandbox state unusable: sandbox state must be a JSON object"),
         ("state-lone-surrogate", "contains a lone surrogate (\\ud800), which is not UTF-8"),
-        ("state-deeply-nested", "nested too deeply"),
+        ("state-deeply-nested", "nested deeper than"),
         ("ambiguous", "carry different states"),
         ("not-json", "--meta is not valid JSON"),
         ("not-object", "_meta must be a JSON object"),

@@ -1,0 +1,123 @@
+"""What the injector accepts as caller and host metadata, and which keys a caller may not set.
+
+Both must be JSON objects within ``META_LIMITS`` (``launcher_probe.json_input``). A server
+(or a proxy in between) that trims, drops control characters or ignores case would read
+``"Codex/Sandbox-Launcher "`` or ``"codex/sandbox-launcher\\u0000"`` as the reserved key
+itself, so a caller key is compared with the reserved ones by its ``key_form``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from launcher_probe.contract import (
+    CODEX_APPS_OBJECT_KEY,
+    CODEX_APPS_RESERVED_KEYS,
+    CODEX_APPS_RESERVED_NESTED_KEY,
+    HOST_OWNED_KEYS,
+    SANDBOX_KEYS,
+)
+from launcher_probe.errors import InputRejected
+from launcher_probe.json_input import META_LIMITS, InvalidJSON, checked_value
+
+#: The MCP progress token: set by the host after every other key.
+PROGRESS_TOKEN_KEY = "progressToken"  # noqa: S105  (a _meta key, not a secret)
+
+
+class MetaRejected(InputRejected):
+    """Request metadata was rejected; nothing is sent (fail closed)."""
+
+
+def key_form(key: str) -> str:
+    """``key`` as a lenient reader could take it: case folded, every whitespace and every
+    other non-printable character (control, format, line separators) dropped. No reserved
+    key holds any of them, so this only widens what counts as one."""
+    if not key.isprintable():
+        key = "".join(char for char in key if char.isprintable())
+    return "".join(key.split()).casefold()
+
+
+_APPS_OBJECT_FORM = key_form(CODEX_APPS_OBJECT_KEY)
+_APPS_NESTED_FORM = key_form(CODEX_APPS_RESERVED_NESTED_KEY)
+
+
+def _is_form(key: object, form: str) -> bool:
+    return isinstance(key, str) and key_form(key) == form
+
+
+class ReservedKeys:
+    """The reserved keys of one request, matched by ``key_form``."""
+
+    def __init__(self, keys: Iterable[str], *, apps: bool) -> None:
+        names = [*HOST_OWNED_KEYS, *keys, *(CODEX_APPS_RESERVED_KEYS if apps else ())]
+        self._by_form = {key_form(name): name for name in names}
+        self._apps = apps
+
+    def match(self, key: str) -> str | None:
+        """The reserved key ``key`` is or looks like, or None."""
+        return self._by_form.get(key_form(key))
+
+    def set_by(self, key: str, value: Any) -> str | None:
+        """The reserved key the caller entry ``key: value`` sets (dotted when nested, with the
+        caller's spelling as JSON when it differs), or None."""
+        reserved, spelled = self.match(key), key
+        nested_object = self._apps and key_form(key) == _APPS_OBJECT_FORM
+        if reserved is None and nested_object and isinstance(value, Mapping):
+            inner = next((k for k in value if _is_form(k, _APPS_NESTED_FORM)), None)
+            if inner is not None:
+                reserved = f"{CODEX_APPS_OBJECT_KEY}.{CODEX_APPS_RESERVED_NESTED_KEY}"
+                spelled = f"{key}.{inner}"
+        if reserved is None or reserved == spelled:
+            return reserved
+        return f"{reserved} (as {json.dumps(spelled)})"
+
+
+def caller_object(caller_meta: object) -> tuple[dict[str, Any], int]:
+    """The caller's ``_meta`` (``None`` is ``{}``) as a new dict, and its size as compact
+    JSON; MetaRejected when it is no JSON object within ``META_LIMITS``."""
+    if caller_meta is None:
+        return {}, 0
+    if not isinstance(caller_meta, Mapping):
+        raise MetaRejected(f"invalid type: {_json_kind(caller_meta)}, expected a map")
+    for key in caller_meta:
+        if not isinstance(key, str):
+            raise MetaRejected(f"invalid type: {_json_kind(key)} key, expected a string")
+    return _json_object(caller_meta, "caller metadata")
+
+
+def host_object(host_meta: object) -> tuple[dict[str, Any], int]:
+    """The host's keys as a new dict, and their size; MetaRejected when they are no JSON
+    object within ``META_LIMITS`` or set (or look like) a key the injector sets."""
+    if host_meta is None:
+        return {}, 0
+    if not isinstance(host_meta, Mapping):
+        raise MetaRejected("host metadata must be a mapping")
+    host, size = _json_object(host_meta, "host metadata")
+    injected = {key_form(key): key for key in (*SANDBOX_KEYS, PROGRESS_TOKEN_KEY)}
+    for key in host:
+        named = injected.get(key_form(key))
+        if named is not None:
+            raise MetaRejected(f"host metadata must not set {named}: the injector sets it")
+    return host, size
+
+
+def _json_object(value: Mapping[str, Any], what: str) -> tuple[dict[str, Any], int]:
+    copy = dict(value)
+    try:
+        return copy, len(checked_value(copy, what, META_LIMITS).encode())
+    except InvalidJSON as error:
+        raise MetaRejected(str(error)) from error
+
+
+def _json_kind(value: object) -> str:
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int | float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list | tuple):
+        return "sequence"
+    return type(value).__name__

@@ -1,0 +1,51 @@
+"""Output that is always valid UTF-8, with one escaping convention for what is not.
+
+A path that is not UTF-8 reaches Python as a ``str`` with surrogate escapes; written
+as is it becomes invalid UTF-8 (or a crash). Every report shows such a path the way
+``launcher_probe.host.paths.printable`` does: each undecodable byte as ``\\xNN``.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from launcher_probe.host.paths import printable
+
+
+def utf8_text(text: str) -> str:
+    """``text`` itself when it is valid UTF-8; else each undecodable path byte as ``\\xNN``
+    (any other lone surrogate, which no path yields, as ``\\udNNN``)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        try:
+            return printable(text)
+        except UnicodeEncodeError:
+            return text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return text
+
+
+def utf8_value(value: Any) -> Any:
+    """``value`` (a JSON value of bounded depth) with every string key and value ``utf8_text``."""
+    if isinstance(value, str):
+        return utf8_text(value)
+    if isinstance(value, dict):
+        return {utf8_text(key): utf8_value(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [utf8_value(item) for item in value]
+    return value
+
+
+def dumps_utf8(
+    value: Any, *, indent: int | None = None, separators: tuple[str, str] | None = None
+) -> str:
+    """``json.dumps`` of ``value`` (not ASCII-escaped) that encodes as UTF-8, always."""
+    text = json.dumps(
+        value, ensure_ascii=False, allow_nan=False, indent=indent, separators=separators
+    )
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return dumps_utf8(utf8_value(value), indent=indent, separators=separators)
+    return text
