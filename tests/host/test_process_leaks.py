@@ -14,6 +14,7 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -22,6 +23,7 @@ import pytest
 
 from launcher_probe.contract import Reason
 from launcher_probe.host.probe import probe_launcher
+from launcher_probe.host.process import run_bounded
 from tests.conftest import HostEnv
 from tests.fakes import FakeCodex
 from tests.fakes.codex import DAEMON_MARKER
@@ -84,6 +86,22 @@ def test_a_double_forked_daemon_dies_with_a_timed_out_probe(fake_codex: FakeCode
     (daemon,) = fake_codex.daemon_pids()
     assert gone(daemon)
     assert live_daemons(fake_codex) == []
+
+
+def test_run_bounded_without_a_supervisor_brings_its_own(
+    fake_codex: FakeCodex, tmp_path: Path
+) -> None:
+    """Any caller of ``run_bounded`` gets the guarantee, not only the probe."""
+    fake_codex.set_fault("double_fork_daemon")
+    env = {"PATH": "/usr/bin:/bin"}
+    deadline = time.monotonic() + HANG_GUARD
+    finished = run_bounded(
+        [str(fake_codex.path), "--version"], env=env, cwd=str(tmp_path), deadline=deadline
+    )
+    assert (finished.exit_status, finished.stdout.data) == (0, b"codex-cli 0.169.0\n")
+    (daemon,) = fake_codex.daemon_pids()
+    assert gone(daemon)
+    assert psutil.Process().children() == []
 
 
 def _process_state() -> dict[str, object]:
