@@ -9,9 +9,11 @@ from __future__ import annotations
 import argparse
 import importlib
 import os
+import signal
 import sys
-from collections.abc import Sequence
-from types import ModuleType
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from types import FrameType, ModuleType
 from typing import Any
 
 from launcher_probe import __version__
@@ -24,6 +26,7 @@ exit codes:
   2  usage error
   3  nothing usable found / launcher withheld / probe failed
   4  input rejected or refused (fail closed)
+  128+N  ended by signal N (SIGTERM, SIGINT, SIGHUP), leaving nothing running
 """
 
 #: Every command: its name (also its module in ``launcher_probe.commands``) and its help.
@@ -94,19 +97,62 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     return parser
 
 
+#: Signals that end a command: its probe's process tree is killed and reaped, its private
+#: directories removed, and it exits 128+N.
+TERMINATING_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
+
+
+class _Signalled(BaseException):
+    """A terminating signal arrived: unwinds through every cleanup (``finally``, context
+    managers) to ``main``. Not an Exception, so that no ``except Exception`` stops it."""
+
+    def __init__(self, number: int) -> None:
+        super().__init__(number)
+        self.number = number
+
+
+def _unwind(number: int, frame: FrameType | None) -> None:
+    """The first terminating signal unwinds; later ones are ignored, so that they cannot
+    cut the cleanup short (it is bounded: a wedged child is killed)."""
+    for each in TERMINATING_SIGNALS:
+        signal.signal(each, signal.SIG_IGN)
+    raise _Signalled(number)
+
+
+@contextmanager
+def _terminating_signals_unwind() -> Iterator[None]:
+    """Make the terminating signals unwind for the duration; restore them afterwards (main
+    may run in a host's process). Only the main thread can; elsewhere nothing changes."""
+    try:
+        previous = {each: signal.signal(each, _unwind) for each in TERMINATING_SIGNALS}
+    except ValueError:  # not the main thread
+        yield
+        return
+    try:
+        yield
+    finally:
+        for each, handler in previous.items():
+            signal.signal(each, handler)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; errors become one line on stderr and an exit code.
 
-    ``--debug`` adds the traceback and changes no exit code.
+    ``--debug`` adds the traceback and changes no exit code. SIGTERM, SIGINT or SIGHUP
+    ends the command cleanly (nothing it started left running, no private directory left)
+    with exit 128+N.
     """
     from launcher_probe.commands.common import say
 
     words = sys.argv[1:] if argv is None else list(argv)
     debug = "--debug" in words[: words.index("--")] if "--" in words else "--debug" in words
     try:
-        args = build_parser(words).parse_args(words)
-        result: int = args.run(args)
-        return result
+        with _terminating_signals_unwind():
+            args = build_parser(words).parse_args(words)
+            result: int = args.run(args)
+            return result
+    except _Signalled as signalled:
+        return 128 + signalled.number
     except LauncherProbeError as error:
         if debug:
             import traceback

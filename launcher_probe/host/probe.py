@@ -1,6 +1,7 @@
 """The verification probe: is this a full Codex CLI whose sandbox works on this host?
 
-Steps, all within ONE deadline, each run by ``process.run_bounded`` with closed
+Steps, all within ONE deadline, each run by ``process.run_bounded`` below the probe's one
+supervisor (``supervised.Supervisor``: nothing a step starts outlives it) with closed
 stdin, a small explicit environment and a private HOME/CODEX_HOME:
 
 1. ``identity``: ``<exe> --version`` must print ``codex-cli <version>``.
@@ -26,6 +27,7 @@ from typing import Any
 from launcher_probe.contract import Reason
 from launcher_probe.host.probe_result import DEFAULT_TIMEOUT, ProbeLevel, ProbeResult, ProbeStep
 from launcher_probe.host.process import Captured, Finished, run_bounded
+from launcher_probe.host.supervised import Supervisor
 
 #: Characters of each stream kept in a step's excerpt (the process keeps 64 KiB).
 EXCERPT_CHARS = 2048
@@ -84,9 +86,15 @@ class _Probe:
     """One probe run: a private directory tree, one deadline, and where its steps go."""
 
     def __init__(
-        self, executable: str, root: Path, deadline: float, steps: list[ProbeStep]
+        self,
+        executable: str,
+        root: Path,
+        deadline: float,
+        steps: list[ProbeStep],
+        supervisor: Supervisor,
     ) -> None:
         self.executable = executable
+        self.supervisor = supervisor
         self.root = root
         self.deadline = deadline
         self.steps = steps
@@ -108,7 +116,13 @@ class _Probe:
         """Run ``<exe> ARGS`` as step ``name``; raise _Failed on spawn error or timeout."""
         argv = (self.executable, *args)
         try:
-            finished = run_bounded(argv, env=self.env, cwd=str(self.root), deadline=self.deadline)
+            finished = run_bounded(
+                argv,
+                env=self.env,
+                cwd=str(self.root),
+                deadline=self.deadline,
+                supervisor=self.supervisor,
+            )
         except OSError as error:
             self.steps.append(ProbeStep(name, argv, None, "", ""))
             transient = error.errno in TRANSIENT_ERRNOS
@@ -241,10 +255,14 @@ def probe_launcher(
     version: str | None = None
     failure: _Failed | None = None
     try:
-        with tempfile.TemporaryDirectory(
-            prefix="launcher-probe-", ignore_cleanup_errors=True
-        ) as temporary:
-            probe = _Probe(path, Path(temporary), started + timeout, steps)
+        # The supervisor ends (all it started killed and reaped) before the directory goes.
+        with (
+            tempfile.TemporaryDirectory(
+                prefix="launcher-probe-", ignore_cleanup_errors=True
+            ) as temporary,
+            Supervisor() as supervisor,
+        ):
+            probe = _Probe(path, Path(temporary), started + timeout, steps, supervisor)
             version = probe.identity()
             probe.capability()
             if level is ProbeLevel.ENFORCEMENT:

@@ -31,8 +31,8 @@ class FakeCodex:
     path: Path
 
     def side_file(self, suffix: str) -> Path:
-        """``<path>.<suffix>``: ``fault.json``, ``calls``, ``context``, ``pids`` or
-        ``replaced``."""
+        """``<path>.<suffix>``: ``fault.json``, ``calls``, ``context``, ``pids``,
+        ``daemons`` or ``replaced``."""
         return self.path.with_name(f"{self.path.name}.{suffix}")
 
     def set_fault(self, fault: str | None, **params: Any) -> None:
@@ -57,8 +57,8 @@ class FakeCodex:
         return [json.loads(line) for line in text.splitlines()]
 
     def contexts(self) -> list[dict[str, Any]]:
-        """What every invocation so far was started with (``env``, ``pid``, ``sid``,
-        ``stdin``), in the order of ``calls()``."""
+        """What every invocation so far was started with (``env``, ``pid``, ``ppid``,
+        ``sid``, ``stdin``), in the order of ``calls()``."""
         try:
             text = self.side_file("context").read_text()
         except FileNotFoundError:
@@ -73,6 +73,14 @@ class FakeCodex:
         """Pids of the grandchildren that ``hang`` spawned."""
         try:
             text = self.side_file("pids").read_text()
+        except FileNotFoundError:
+            return []
+        return [int(line) for line in text.splitlines()]
+
+    def daemon_pids(self) -> list[int]:
+        """Pids of the daemons that ``double_fork_daemon`` started."""
+        try:
+            text = self.side_file("daemons").read_text()
         except FileNotFoundError:
             return []
         return [int(line) for line in text.splitlines()]

@@ -9,9 +9,10 @@ side file lives beside the installed file (after resolving symlinks):
 - ``NAME.calls``       one JSON array per invocation: its arguments after the
   program name, appended with a single O_APPEND write *before* any fault acts;
 - ``NAME.context``     one JSON object per invocation, in the same order: its
-  ``env``, ``pid``, session id ``sid`` and ``stdin`` (``devnull``, ``closed`` or
-  ``other``);
+  ``env``, ``pid``, ``ppid``, session id ``sid`` and ``stdin`` (``devnull``, ``closed``
+  or ``other``);
 - ``NAME.pids``        pids of grandchildren spawned by ``hang``, one a line;
+- ``NAME.daemons``     pids of the daemons started by ``double_fork_daemon``, one a line;
 - ``NAME.replaced``    one line per self-replacement done by ``replace_self``.
 
 Without a fault:
@@ -50,7 +51,12 @@ Faults (``params`` in brackets; the ``step`` param, ``version``, ``sandbox`` or
   probe puts its nonce), exit 0: as if every write were blocked, yet it succeeds;
 - ``replace_self`` [times=1] (sandbox): on each of the first ``times`` sandbox
   invocations, atomically replaces its own file by a fresh copy (new inode)
-  before answering normally.
+  before answering normally;
+- ``double_fork_daemon`` [hang=False, ready=None] (any): starts a daemon the classic
+  way (fork, ``setsid``, fork, the middle one exits) that closes every descriptor and
+  sleeps forever, ``launcher-probe-test-daemon`` and the fake's path ending its argv;
+  once its pid is in ``NAME.daemons``, the fake answers normally or, with ``hang``,
+  sleeps forever; with ``ready`` (a FIFO), it first writes one line to it.
 """
 
 from __future__ import annotations
@@ -83,7 +89,10 @@ DEFAULT_STEPS = {
     "noise": "sandbox",
     "pretend": "sandbox",
     "replace_self": "sandbox",
+    "double_fork_daemon": "any",
 }
+#: In the argv of every daemon ``double_fork_daemon`` starts.
+DAEMON_MARKER = "launcher-probe-test-daemon"
 USAGE = "Usage: codex [OPTIONS] [PROMPT]\n       codex [OPTIONS] <COMMAND> [ARGS]\n"
 SANDBOX_USAGE = "Usage: codex sandbox [OPTIONS] [COMMAND]... [COMMAND]\n"
 MORE = "\nFor more information, try '--help'.\n"
@@ -110,7 +119,13 @@ def context() -> dict[str, Any]:
         stdin = "devnull" if same else "other"
     except OSError:
         stdin = "closed"
-    return {"env": dict(os.environ), "pid": os.getpid(), "sid": os.getsid(0), "stdin": stdin}
+    return {
+        "env": dict(os.environ),
+        "pid": os.getpid(),
+        "ppid": os.getppid(),
+        "sid": os.getsid(0),
+        "stdin": stdin,
+    }
 
 
 def load_fault() -> tuple[str | None, dict[str, Any]]:
@@ -148,6 +163,34 @@ def hang() -> NoReturn:
     spawn_grandchild(own_session=True)
     while True:
         time.sleep(60)
+
+
+def double_fork_daemon() -> None:
+    """Start a daemon that leaves this process's tree, session and pipes; return once its
+    pid is recorded."""
+    started, report = os.pipe()
+    middle = os.fork()
+    if middle == 0:
+        os.setsid()
+        if os.fork() != 0:
+            os._exit(0)
+        append_line(side_file("daemons"), str(os.getpid()))
+        os.closerange(0, started)
+        os.closerange(started + 1, report)
+        os.closerange(report + 1, 65536)
+        os.close(report)  # tells the fake the pid is recorded
+        os.close(started)
+        sleeper = "import time\nwhile True: time.sleep(60)"
+        os.execv(sys.executable, [sys.executable, "-c", sleeper, DAEMON_MARKER, str(SELF)])
+    os.close(report)
+    os.waitpid(middle, 0)
+    os.read(started, 1)  # end of file: the daemon recorded its pid and closed everything
+    os.close(started)
+
+
+def signal_ready(fifo: str) -> None:
+    with open(fifo, "w") as stream:
+        stream.write("ready\n")
 
 
 def slow_start(params: dict[str, Any]) -> None:
@@ -254,6 +297,12 @@ def main(args: list[str]) -> NoReturn:
         fault = None
     if fault == "slow_start":
         slow_start(params)
+    if fault == "double_fork_daemon":
+        double_fork_daemon()
+        if params.get("ready"):
+            signal_ready(params["ready"])
+        while params.get("hang"):
+            time.sleep(60)
     if fault == "hang":
         if not params.get("orphan"):
             hang()

@@ -154,3 +154,25 @@ def test_hang_leaves_a_grandchild_holding_stdout(fake_codex: FakeCodex, tmp_path
         for pid in fake_codex.grandchild_pids():
             psutil.Process(pid).kill()
         os.close(read_end)
+
+
+def test_double_fork_daemon_outlives_the_fake_out_of_its_session_with_nothing_open(
+    fake_codex: FakeCodex,
+) -> None:
+    """Without a subreaper the daemon survives its parent: nothing but a supervisor above it
+    can find it (its parent is gone, its session is its own, it holds no descriptor)."""
+    fake_codex.set_fault("double_fork_daemon")
+    ran = run(fake_codex, "--version")
+    try:
+        assert (ran.returncode, ran.stdout) == (0, "codex-cli 0.169.0\n")
+        (pid,) = fake_codex.daemon_pids()
+        daemon = psutil.Process(pid)
+        assert daemon.is_running() and daemon.status() != psutil.STATUS_ZOMBIE
+        assert daemon.cmdline()[-2:] == ["launcher-probe-test-daemon", str(fake_codex.path)]
+        (context,) = fake_codex.contexts()
+        assert os.getsid(pid) not in (context["sid"], os.getsid(0))
+        assert daemon.ppid() != os.getpid()
+        assert os.listdir(f"/proc/{pid}/fd") == []
+    finally:
+        for pid in fake_codex.daemon_pids():
+            psutil.Process(pid).kill()
