@@ -14,6 +14,7 @@ import math
 from collections.abc import Callable
 from typing import Any
 
+from launcher_probe.json_output import dumps_utf8
 from launcher_probe.state import InvalidJSON, loads_strict
 
 VERSION = 1
@@ -197,11 +198,8 @@ def parse_request(line: bytes) -> Request:
 
 
 def _encode(value: Any) -> bytes:
-    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
-    try:
-        return text.encode("utf-8") + b"\n"
-    except UnicodeEncodeError:  # a path that is not UTF-8 (surrogate escapes): escape it
-        return json.dumps(value, separators=(",", ":"), allow_nan=False).encode() + b"\n"
+    """One line of UTF-8 JSON; a path that is not UTF-8 shown as the CLI shows it."""
+    return dumps_utf8(value, separators=(",", ":")).encode("utf-8") + b"\n"
 
 
 def result_line(result: Any, request_id: object = None) -> bytes:

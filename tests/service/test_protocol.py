@@ -91,6 +91,7 @@ def test_lines_are_single_json_objects() -> None:
     assert error == {"v": 1, "ok": False, "error": {"reason": "busy", "detail": "full"}}
 
 
-def test_a_path_that_is_not_utf8_is_escaped_not_lost() -> None:
+def test_a_path_that_is_not_utf8_is_escaped_as_the_cli_escapes_it() -> None:
     line = result_line({"path": "/bad\udcff"})
-    assert json.loads(line)["result"]["path"] == "/bad\udcff"
+    line.decode("utf-8")  # valid UTF-8
+    assert json.loads(line)["result"]["path"] == "/bad\\xff"
