@@ -171,7 +171,8 @@ async def sandboxed_stdio_session(
     host passes the ``decision`` it made), then start the server, initialize, and yield
     the session bound to that decision. ``name`` is the server's name as the host knows it;
     ``session_options`` go to ``ClientSession``. Raises what ``resolve_launcher`` raises
-    (``ConfigError``) before anything starts; the server is stopped on the way out.
+    (``ConfigError``) before anything starts, and the SDK's own errors (a server that cannot
+    start, a closed connection) as the SDK raises them; the server is stopped on the way out.
     """
     if decision is None:
         from launcher_probe.host.resolver import resolve_launcher
