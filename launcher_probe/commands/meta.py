@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import re
 
 from launcher_probe.commands.common import (
     add_via,
@@ -11,7 +12,10 @@ from launcher_probe.commands.common import (
     say_warnings,
     write_stdout,
 )
-from launcher_probe.errors import ExitCode, UsageError
+from launcher_probe.errors import ExitCode, InputRejected, UsageError
+
+#: A JSON number literal (RFC 8259), the whole argument.
+_JSON_NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -39,6 +43,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--thread-id", metavar="ID", help="resources/read: the bound thread")
     parser.add_argument(
         "--origin-call-id", metavar="ID", help="resources/read: the originating tool call"
+    )
+    parser.add_argument(
+        "--progress-token",
+        metavar="TOKEN",
+        help="the progressToken, set last: a JSON number is an integer (5), a JSON string "
+        "literal a string ('\"5\"'), anything else the text as given (abc)",
     )
     parser.add_argument(
         "--codex", metavar="PATH", help="resolve this path (when the launcher could be sent)"
@@ -74,6 +84,7 @@ def run(args: argparse.Namespace) -> int:
     caller_meta = argument_json("--caller-meta", args.caller_meta, must_be_object=False)
     host_meta = argument_json("--host-meta", args.host_meta, must_be_object=True)
     state = None if args.state is None else argument_text("--state", args.state)
+    progress_token = _progress_token(args.progress_token)
     server = ServerDescription(args.server, transport, capabilities)
 
     def resolve() -> Decision:  # called only when the launcher could be sent
@@ -88,6 +99,7 @@ def run(args: argparse.Namespace) -> int:
             launcher=resolve,
             caller_meta=caller_meta,
             host_meta=host_meta,
+            progress_token=progress_token,
         )
     else:
         result = resource_read_meta(
@@ -98,6 +110,32 @@ def run(args: argparse.Namespace) -> int:
             thread_id=args.thread_id,
             origin_call_id=args.origin_call_id,
             host_meta=host_meta,
+            progress_token=progress_token,
         )
     write_stdout(dumps_meta(result, indent=2, explain=args.explain))
     return int(ExitCode.OK)
+
+
+def _progress_token(text: str | None) -> str | int | None:
+    """``--progress-token``: a JSON number literal is that number (an integer: MCP's and
+    Codex's tokens are strings or integers), a JSON string literal (starting with '"') is
+    that string, anything else is the text itself. Malformed JSON is a UsageError."""
+    from launcher_probe.json_input import InvalidJSON, JSONLimitExceeded, loads_strict
+
+    if text is None:
+        return None
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as error:
+        raise UsageError("--progress-token is not valid UTF-8") from error
+    if not text.startswith('"') and _JSON_NUMBER.fullmatch(text) is None:
+        return text
+    try:
+        token = loads_strict(text, "--progress-token")
+    except JSONLimitExceeded:
+        raise
+    except InvalidJSON as error:
+        raise UsageError(str(error)) from error
+    if isinstance(token, str) or type(token) is int:
+        return token
+    raise InputRejected(f"--progress-token {text}: a progressToken is a string or an integer")

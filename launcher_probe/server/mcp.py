@@ -10,18 +10,36 @@ to read that call's ``_meta``::
     def run(command: list[str], ctx: Context) -> str:
         argv = sandbox_request(ctx).command(command)
         ...
+
+Why middleware: in mcp 2.3 ``MCPServer`` takes no experimental capabilities, and the
+``initialize`` result can be changed only through the middleware chain (the SDK refuses an
+``initialize`` handler and names middleware as the hook). The chain is public but
+*provisional* (it may change in a 2.x minor release), so the ``mcp`` extra pins the minor
+release it was tested with, ``tests/server/test_mcp_sdk_contract.py`` fails when an SDK
+lacks what this module relies on, and the middleware logs an error if it ever finds a
+result it cannot extend. A low-level ``Server`` run by hand can use the SDK's stable API
+instead: ``server.create_initialization_options(experimental_capabilities=
+EXPERIMENTAL_CAPABILITIES)``.
 """
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
-from mcp.server import ServerRequestContext
-from mcp.server.context import CallNext, HandlerResult
-from mcp.server.mcpserver import Context
+from launcher_probe.extras import missing_mcp_extra
+
+try:
+    from mcp.server import ServerRequestContext
+    from mcp.server.context import CallNext, HandlerResult
+    from mcp.server.mcpserver import Context
+except ImportError as error:
+    raise missing_mcp_extra(__name__) from error
 
 from launcher_probe.contract import SANDBOX_CAPABILITIES, SANDBOX_STATE_UPDATE_METHOD
 from launcher_probe.server.request import SandboxRequest
+
+log = logging.getLogger("launcher_probe.server")
 
 #: ``capabilities.experimental`` entries that opt a server into sandbox metadata; for
 #: ``Server.create_initialization_options(experimental_capabilities=...)``.
@@ -40,10 +58,19 @@ async def codex_sandbox_middleware(
     if ctx.method == SANDBOX_STATE_UPDATE_METHOD:
         return {}
     result = await call_next(ctx)
-    if ctx.method in _CAPABILITY_RESULTS and isinstance(result, dict):
-        capabilities = result.setdefault("capabilities", {})
-        experimental = capabilities.get("experimental") or {}
-        capabilities["experimental"] = {**experimental, **EXPERIMENTAL_CAPABILITIES}
+    if ctx.method not in _CAPABILITY_RESULTS:
+        return result
+    capabilities = result.get("capabilities") if isinstance(result, dict) else None
+    if not isinstance(capabilities, dict):
+        log.error(
+            "cannot advertise %s: the %s result is no wire object with capabilities "
+            "(an MCP SDK outside the tested range?); clients will send no sandbox state",
+            " and ".join(SANDBOX_CAPABILITIES),
+            ctx.method,
+        )
+        return result
+    experimental = capabilities.get("experimental") or {}
+    capabilities["experimental"] = {**experimental, **EXPERIMENTAL_CAPABILITIES}
     return result
 
 
