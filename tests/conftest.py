@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from launcher_probe.host.memory import MEMORY
 from tests.fakes import fake_codex  # noqa: F401  (the fake codex fixture)
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -63,6 +64,9 @@ def host_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[HostEn
     for key, value in env.items():
         monkeypatch.setenv(key, value)
     yield HostEnv(home, config, cache, codex_home, env)
+    # The in-process memory front is keyed by path, not by cache directory: leave no
+    # verdict of this test's cache to the next test.
+    MEMORY.forget()
 
 
 def run_cli(

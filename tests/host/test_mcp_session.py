@@ -11,7 +11,7 @@ import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -29,21 +29,12 @@ from launcher_probe.contract import (
 from launcher_probe.host.decision import Published, Withheld
 from launcher_probe.host.inject import MetaRejected
 from launcher_probe.host.mcp_session import SandboxedSession, sandboxed_stdio_session
-from launcher_probe.host.memory import MEMORY
 from tests.conftest import ROOT, HostEnv
 from tests.server.mcp_client import EXAMPLE_SERVER, error_text, outcome
 from tests.test_end_to_end import PROJECT_WRITE, state
 
 ECHO_SERVER = Path(__file__).parent / "meta_echo_server.py"
 T = TypeVar("T")
-
-
-@pytest.fixture(autouse=True)
-def fresh_memory() -> Iterator[None]:
-    """The glue resolves in this process: leave no verdict in its memory front to later
-    tests (it is keyed by path, not by their own cache directory)."""
-    yield
-    MEMORY.forget()
 
 
 @pytest.fixture
