@@ -32,8 +32,7 @@ def measure(env: Env, runs: int, requests: int) -> list[Row]:
     rows += bench_cli.warm(env, runs)
     rows += bench_helper.rows(env, bench_cli.raw_probe(env), runs, requests)
     rows += bench_cli.herd(env, max(2, runs // 4))
-    cold, _ = bench_cli.cold(env, runs)
-    rows += cold
+    rows += bench_cli.cold(env, runs)
     rows += bench_cli.warm_rss(env)
     return rows
 
