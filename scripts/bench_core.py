@@ -33,12 +33,6 @@ def interleaved_medians(actions: Sequence[Action], runs: int) -> list[float]:
     return [statistics.median(column) for column in samples]
 
 
-def paired_medians(baseline: Action, action: Action, runs: int) -> tuple[float, float]:
-    """Medians of ``baseline`` and ``action`` sampled alternately."""
-    base, measured = interleaved_medians([baseline, action], runs)
-    return base, measured
-
-
 def batched(action: Action, calls: int) -> Action:
     """``action`` called ``calls`` times in a row: one sample of a fast in-process call."""
 
