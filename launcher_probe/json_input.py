@@ -54,6 +54,8 @@ _STRING = re.compile(r'"[^"\\]*+(?:\\.[^"\\]*+)*+"', re.DOTALL)
 _BRACKET = re.compile(r"[][{}]")
 _NESTING = {"[": 1, "{": 1, "]": -1, "}": -1}
 _FLOAT = re.compile(r"-?\d+(?:\.\d+(?:[eE][-+]?\d+)?|[eE][-+]?\d+)")
+#: ``json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":"))``, built once.
+_COMPACT = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(",", ":"))
 
 
 def _depth(text: str) -> int:
@@ -97,11 +99,12 @@ def _reject_constant(what: str) -> Any:
     return reject
 
 
-def _compact(value: Any, what: str, text: str | None = None) -> str:
-    """``value`` as compact JSON; InvalidJSON when it holds no JSON (``text``: its source)."""
+def _compact(value: Any, what: str, text: str | None = None) -> tuple[str, int]:
+    """``value`` as compact JSON and its size in UTF-8; InvalidJSON when it holds no JSON
+    (``text``: its source)."""
     try:
-        compact = json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
-        compact.encode("utf-8")
+        compact = _COMPACT.encode(value)
+        size = len(compact.encode("utf-8"))
     except UnicodeEncodeError as error:
         code = ord(error.object[error.start])
         raise InvalidJSON(
@@ -116,7 +119,7 @@ def _compact(value: Any, what: str, text: str | None = None) -> str:
         raise InvalidJSON(f"{what} is not JSON: {error}") from error
     except TypeError as error:
         raise InvalidJSON(f"{what} is not JSON: {error}") from error
-    return compact
+    return compact, size
 
 
 def loads_strict(text: str, what: str, limits: Limits = META_LIMITS) -> Any:
@@ -151,9 +154,11 @@ def checked_value(value: Any, what: str, limits: Limits = META_LIMITS) -> str:
     value cannot fit, before anything is encoded."""
     budget = limits.max_bytes + 2  # spent by a lower bound of each part's encoded size
     pending: list[tuple[Any, int]] = [([value], 0)]  # the value, in a list of its own
+    max_depth = limits.max_depth
     while pending and budget >= 0:
         item, depth = pending.pop()
-        _check_depth(depth, what, limits)
+        if depth > max_depth:
+            _check_depth(depth, what, limits)
         if isinstance(item, dict):
             for key in item:
                 if not isinstance(key, str):
@@ -175,8 +180,8 @@ def checked_value(value: Any, what: str, limits: Limits = META_LIMITS) -> str:
                 budget -= _check_other(child, depth + 1, pending, what)
     if budget < 0:
         raise _too_large(what, limits)
-    compact = _compact(value, what)
-    _check_size(len(compact.encode("utf-8")), what, limits)
+    compact, size = _compact(value, what)
+    _check_size(size, what, limits)
     return compact
 
 

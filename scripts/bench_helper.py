@@ -1,133 +1,202 @@
-"""Measure the host helper: warm resolve round trip (p50/p99), throughput from concurrent
-clients, the helper's peak RSS, and how soon it notices a replaced binary.
-
-    .venv/bin/python scripts/bench_helper.py [--clients 16] [--requests 2000]
-
-Runs a private helper against the fake codex in a temporary directory; prints one table.
-"""
+"""The helper's rows: ``launcher-probe serve`` on a private socket, driven by plain socket
+clients in processes of their own (P3 round trips and throughput, beside a bare echo
+server's as their floor; P4 a herd of cold resolvers through it; how soon it notices a
+touched binary; its peak RSS). The
+helper, the echo server and the clients are stopped and reaped before ``rows`` returns."""
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
-import shutil
+import signal
+import socket
 import subprocess
-import sys
-import tempfile
+import threading
 import time
+from collections.abc import Sequence
+from contextlib import ExitStack
 from pathlib import Path
+from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from bench_cli import HERD
+from bench_clients import Clients, EchoServer
+from bench_core import MIB, Action, Env, Row, interleaved_medians, peak_rss_bytes, percentile
 
-from tests.fakes import install_fake_codex  # noqa: E402
-
-CLIENT = r"""
-import json, socket, sys, time
-path, codex, count = sys.argv[1], sys.argv[2], int(sys.argv[3])
-s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-s.connect(path)
-reader = s.makefile("rb")
-line = json.dumps({"v": 1, "op": "resolve", "codex": codex}).encode() + b"\n"
-sys.stdout.write("ready\n"); sys.stdout.flush(); sys.stdin.readline()
-times = []
-for _ in range(count):
-    start = time.perf_counter()
-    s.sendall(line)
-    answer = reader.readline()
-    times.append(time.perf_counter() - start)
-    assert b'"published"' in answer, answer
-json.dump(times, sys.stdout)
-"""
+CLIENTS = 16
 
 
-def percentile(values: list[float], fraction: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
+class Helper:
+    """A running helper and its socket, for control requests."""
 
-
-def run_clients(sock: str, codex: str, clients: int, requests: int) -> tuple[list[float], float]:
-    procs = [
-        subprocess.Popen(
-            [sys.executable, "-I", "-S", "-c", CLIENT, sock, codex, str(requests)],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            text=True,
-        )
-        for _ in range(clients)
-    ]
-    for proc in procs:
-        assert proc.stdout is not None and proc.stdout.readline() == "ready\n"
-    start = time.perf_counter()
-    for proc in procs:
-        assert proc.stdin is not None
-        proc.stdin.write("go\n")
-        proc.stdin.flush()
-    times: list[float] = []
-    for proc in procs:
-        out, _ = proc.communicate()
-        times += json.loads(out)
-    return times, time.perf_counter() - start
-
-
-def peak_rss_mib(pid: int) -> float:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmHWM:"):
-            return int(line.split()[1]) / 1024
-    return float("nan")
-
-
-def main() -> int:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--clients", type=int, default=16)
-    parser.add_argument("--requests", type=int, default=2000)
-    args = parser.parse_args()
-    work = Path(tempfile.mkdtemp(prefix="lpb-", dir="/tmp"))
-    helper = None
-    try:
-        (work / "bin").mkdir(mode=0o755)
-        fake = install_fake_codex(work / "bin")
-        sock = str(work / "run" / "launcher-probe" / "launcher-probe.sock")
-        env = {**os.environ, "XDG_CACHE_HOME": str(work / "cache"), "HOME": str(work)}
-        helper = subprocess.Popen(
-            [sys.executable, "-m", "launcher_probe", "serve", "--socket", sock],
-            env=env,
+    def __init__(self, env: Env) -> None:
+        self.socket = str(env.scratch / "run" / "launcher-probe.sock")
+        self.process = subprocess.Popen(
+            [env.cli, "serve", "--socket", self.socket],
+            env=env.with_cache("helper"),
+            stdin=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
             text=True,
         )
-        assert helper.stderr is not None
-        while "listening on" not in helper.stderr.readline():
-            pass
-        run_clients(sock, str(fake.path), 1, 200)  # probes once, then warm
-        single, _ = run_clients(sock, str(fake.path), 1, args.requests)
-        loaded, wall = run_clients(sock, str(fake.path), args.clients, args.requests)
-        rss = peak_rss_mib(helper.pid)
+        self.log: list[str] = []
+        self._listening = threading.Event()
+        self.reverifying = threading.Event()
+        threading.Thread(target=self._drain, daemon=True).start()
+        if not self._listening.wait(30) or self.process.poll() is not None:
+            self.kill()
+            raise SystemExit(f"the helper did not start: {''.join(self.log)}")
+
+    def _drain(self) -> None:
+        assert self.process.stderr is not None
+        for line in self.process.stderr:
+            self.log.append(line)
+            if "listening on" in line:
+                self._listening.set()
+            if "re-verifying" in line:
+                self.reverifying.set()
+
+    def notices_change(self, codex: str) -> float:
+        """Seconds from a ``touch`` of ``codex`` to the helper's log line saying it
+        re-verifies it, with no request in between."""
+        self.reverifying.clear()
         start = time.perf_counter()
-        install_fake_codex(work / "bin")  # replace the binary; wait for the watcher's line
-        while "re-verifying" not in helper.stderr.readline():
-            pass
-        noticed = time.perf_counter() - start
-        many = f"{args.clients} clients"
-        rows = [
-            ("round trip, 1 client: p50", f"{percentile(single, 0.5) * 1e6:.0f} µs"),
-            ("round trip, 1 client: p99", f"{percentile(single, 0.99) * 1e6:.0f} µs"),
-            (f"round trip, {many}: p50", f"{percentile(loaded, 0.5) * 1e6:.0f} µs"),
-            (f"round trip, {many}: p99", f"{percentile(loaded, 0.99) * 1e6:.0f} µs"),
-            (f"throughput, {many}", f"{len(loaded) / wall:,.0f} resolves/s"),
-            ("helper peak RSS", f"{rss:.1f} MiB"),
-            ("replaced binary noticed after", f"{noticed:.2f} s"),
-        ]
-        width = max(len(name) for name, _ in rows)
-        for name, value in rows:
-            print(f"{name:<{width}}  {value}")
-        return 0
-    finally:
-        if helper is not None:
-            helper.terminate()
-            helper.wait(timeout=30)
-        shutil.rmtree(work, ignore_errors=True)
+        os.utime(codex)
+        if not self.reverifying.wait(30):
+            raise SystemExit("the helper did not notice a touched binary")
+        return time.perf_counter() - start
+
+    def exchange(self, request: dict[str, Any]) -> str:
+        """One request on a connection of its own; the answer line."""
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as connection:
+            connection.connect(self.socket)
+            connection.sendall(json.dumps(request).encode() + b"\n")
+            return connection.makefile("rb").readline().decode().rstrip("\n")
+
+    def ask(self, op: str, **fields: Any) -> dict[str, Any]:
+        """One control request (``status``, ``forget``); its result."""
+        answer = json.loads(self.exchange({"v": 1, "op": op, **fields}))
+        if not answer["ok"]:
+            raise SystemExit(f"helper refused {op}: {answer['error']}")
+        result: dict[str, Any] = answer["result"]
+        return result
+
+    def probes(self) -> int:
+        return int(self.ask("status")["counters"]["probes"])
+
+    def stop(self) -> int:
+        """SIGTERM the helper and reap it (exit 0 expected): its own peak RSS in bytes
+        (``VmHWM``; where there is no /proc, wait4's, which also counts the Codex
+        processes of its probes)."""
+        own = _own_peak_rss(self.process.pid)
+        self.process.send_signal(signal.SIGTERM)
+        _, status, usage = os.wait4(self.process.pid, 0)
+        self.process.returncode = os.waitstatus_to_exitcode(status)
+        if self.process.returncode != 0:
+            raise SystemExit(f"the helper exited {self.process.returncode}")
+        return own or peak_rss_bytes(usage.ru_maxrss)
+
+    def kill(self) -> None:
+        """Leave nothing running, whatever happened."""
+        if self.process.poll() is None:
+            self.process.kill()
+            self.process.wait()
 
 
-if __name__ == "__main__":
-    sys.exit(main())
+def _own_peak_rss(pid: int) -> int | None:
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return None
+    line = next(line for line in status.splitlines() if line.startswith("VmHWM:"))
+    return int(line.split()[1]) * 1024
+
+
+def _latency(name: str, times: Sequence[float], goal: float | None = 1.0) -> Row:
+    p50, p99 = percentile(times, 0.5), percentile(times, 0.99)
+    return Row(name, p99, "1 ms budget", 1e-3, goal, note=f"p50 {p50 * 1e6:.0f} µs")
+
+
+def round_trips(clients: Clients, echo: Clients, raw: Action, runs: int, count: int) -> list[Row]:
+    """P3: warm ``resolve`` round trips from one client and from ``CLIENTS`` at once
+    (``count`` from each client per round), the throughput, and the same ``CLIENTS``
+    against the echo server, each round interleaved with one raw probe."""
+    single: list[float] = []
+    loaded: list[float] = []
+    echoed: list[float] = []
+    walls: list[float] = []
+
+    def many() -> None:
+        times, wall = clients.round_trips(CLIENTS, count)
+        loaded.extend(times)
+        walls.append(wall)
+
+    raw_s = interleaved_medians(
+        [
+            raw,
+            lambda: single.extend(clients.round_trips(1, count)[0]),
+            many,
+            lambda: echoed.extend(echo.round_trips(CLIENTS, count)[0]),
+        ],
+        runs,
+    )[0]
+    per_resolve = sum(walls) / len(loaded)
+    return [
+        _latency("P3 helper round trip, 1 client: p99", single),
+        _latency(f"P3 helper round trip, {CLIENTS} clients: p99", loaded),
+        _latency(f"  floor: echo server, {CLIENTS} clients: p99", echoed, None),
+        Row(f"P3 throughput, {CLIENTS} clients", per_resolve, "goal", 1 / 5000, 1.0, "/s"),
+        Row("P3 helper round trip p50", percentile(single, 0.5), "raw probe", raw_s, 0.01),
+    ]
+
+
+def herd(helper: Helper, clients: Clients, codex: str, runs: int) -> list[Row]:
+    """P4: ``HERD`` clients asking a helper that forgot its decision, at once, against one
+    client doing so (probes counted: one per herd is the goal)."""
+    probes: list[int] = []
+
+    def cold(count: int) -> Action:
+        def run() -> None:
+            helper.ask("forget", codex=codex)
+            before = helper.probes()
+            clients.round_trips(count, 1)
+            if count > 1:
+                probes.append(helper.probes() - before)
+
+        return run
+
+    one, measured = interleaved_medians([cold(1), cold(HERD)], runs)
+    counted = f"probes per herd: {', '.join(map(str, probes))} (goal 1)"
+    return [
+        Row(
+            f"P4 herd of {HERD} via the helper",
+            measured,
+            "one cold helper resolve",
+            one,
+            2.0,
+            note=counted,
+            ok=set(probes) == {1},
+        ),
+    ]
+
+
+def rows(env: Env, raw: Action, runs: int, requests: int) -> list[Row]:
+    """Every helper row, about ``requests`` round trips from each client."""
+    request = {"v": 1, "op": "resolve", "codex": env.codex}
+    line = json.dumps(request)
+    with ExitStack() as stack:
+        helper = Helper(env)
+        stack.callback(helper.kill)
+        helper.exchange(request)  # the helper decides once; warm from here on
+        echo_socket = str(env.scratch / "echo.sock")
+        stack.callback(EchoServer(env.python, echo_socket, helper.exchange(request)).close)
+        clients = Clients(env.python, helper.socket, line, HERD)
+        stack.callback(clients.close)
+        echo = Clients(env.python, echo_socket, line, CLIENTS)
+        stack.callback(echo.close)
+        found = round_trips(clients, echo, raw, runs, max(1, requests // runs))
+        found += herd(helper, clients, env.codex, max(3, runs // 2))
+        clients.close()
+        noticed = helper.notices_change(env.codex)
+        rss = helper.stop()
+    found.append(Row("helper notices a touched binary", noticed, "goal", 1.0, 1.0))
+    found.append(Row("peak RSS, helper", rss, "goal", 40 * MIB, 1.0, "MiB", "after the rows above"))
+    return found

@@ -232,11 +232,12 @@ def _build(
         raise MetaRejected(f"the {noun} metadata would be larger than {limit} bytes")
 
     meta = {**caller, **host}
-    sent = state if server.wants_sandbox_state() else None
+    wanted = server.wants_sandbox_state()
+    sent = state if wanted else None
     if sent is not None:
         meta[SANDBOX_STATE_KEY] = sent.value
         meta[SANDBOX_STATE_META_KEY] = sent.value
-    descriptor, reason, detail = _launcher_verdict(server, state, launcher)
+    descriptor, reason, detail = _launcher_verdict(server, wanted, state, launcher)
     if descriptor is not None:
         meta[SANDBOX_LAUNCHER_KEY] = descriptor.to_json()
     if progress_token is not None:
@@ -256,9 +257,9 @@ def _sandbox_state(sandbox_state: StateInput) -> SandboxState | None:
 
 
 def _launcher_verdict(
-    server: ServerDescription, state: SandboxState | None, launcher: LauncherInput
+    server: ServerDescription, wanted: bool, state: SandboxState | None, launcher: LauncherInput
 ) -> tuple[LauncherDescriptor | None, Reason | None, str]:
-    if not server.wants_sandbox_state():
+    if not wanted:
         names = " or ".join(SANDBOX_CAPABILITIES)
         return None, Reason.CAPABILITY_NOT_ADVERTISED, f"server does not advertise {names}"
     if state is None:

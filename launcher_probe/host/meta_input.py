@@ -34,6 +34,8 @@ def key_form(key: str) -> str:
     """``key`` as a lenient reader could take it: case folded, every whitespace and every
     other non-printable character (control, format, line separators) dropped. No reserved
     key holds any of them, so this only widens what counts as one."""
+    if key.isascii() and key.isprintable():  # the usual key: only a space can go
+        return key.replace(" ", "").lower()
     if not key.isprintable():
         key = "".join(char for char in key if char.isprintable())
     return "".join(key.split()).casefold()
@@ -41,6 +43,10 @@ def key_form(key: str) -> str:
 
 _APPS_OBJECT_FORM = key_form(CODEX_APPS_OBJECT_KEY)
 _APPS_NESTED_FORM = key_form(CODEX_APPS_RESERVED_NESTED_KEY)
+_HOST_OWNED_FORMS = {key_form(name): name for name in HOST_OWNED_KEYS}
+_APPS_FORMS = {key_form(name): name for name in CODEX_APPS_RESERVED_KEYS}
+#: The keys only the injector sets, by form.
+_INJECTED_FORMS = {key_form(key): key for key in (*SANDBOX_KEYS, PROGRESS_TOKEN_KEY)}
 
 
 def _is_form(key: object, form: str) -> bool:
@@ -51,8 +57,12 @@ class ReservedKeys:
     """The reserved keys of one request, matched by ``key_form``."""
 
     def __init__(self, keys: Iterable[str], *, apps: bool) -> None:
-        names = [*HOST_OWNED_KEYS, *keys, *(CODEX_APPS_RESERVED_KEYS if apps else ())]
-        self._by_form = {key_form(name): name for name in names}
+        by_form = dict(_HOST_OWNED_FORMS)
+        for name in keys:
+            by_form[key_form(name)] = name
+        if apps:
+            by_form.update(_APPS_FORMS)
+        self._by_form = by_form
         self._apps = apps
 
     def match(self, key: str) -> str | None:
@@ -95,9 +105,8 @@ def host_object(host_meta: object) -> tuple[dict[str, Any], int]:
     if not isinstance(host_meta, Mapping):
         raise MetaRejected("host metadata must be a mapping")
     host, size = _json_object(host_meta, "host metadata")
-    injected = {key_form(key): key for key in (*SANDBOX_KEYS, PROGRESS_TOKEN_KEY)}
     for key in host:
-        named = injected.get(key_form(key))
+        named = _INJECTED_FORMS.get(key_form(key))
         if named is not None:
             raise MetaRejected(f"host metadata must not set {named}: the injector sets it")
     return host, size

@@ -1,0 +1,175 @@
+"""The rows a fresh ``launcher-probe`` process makes (P2 warm, P5 cold, P4 herd, the warm
+CLI's RSS) and their floors, each sampled side by side with its yardstick; and the raw
+probe, the yardstick of not caching at all."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import tempfile
+from pathlib import Path
+
+from bench_core import Action, Env, Row, interleaved_medians
+
+HERD = 32
+
+
+def raw_probe(env: Env) -> Action:
+    """The probe's two Codex invocations run from ``sh`` in the probe's environment,
+    without launcher-probe: ``--version``, then ``sandbox`` with a read-only state running
+    ``printf``. The cost of not caching at all."""
+    root = Path(tempfile.mkdtemp(dir=env.scratch))
+    for name in ("home", "codex-home", "workspace"):
+        (root / name).mkdir(mode=0o700)
+    root_read = {"path": {"type": "special", "value": {"kind": "root"}}, "access": "read"}
+    state = {
+        "permissionProfile": {
+            "type": "managed",
+            "file_system": {"type": "restricted", "entries": [root_read]},
+            "network": "restricted",
+        },
+        "sandboxCwd": (root / "workspace").as_uri(),
+    }
+    script = (
+        '"$0" --version >/dev/null && '
+        '"$0" sandbox --sandbox-state-json "$1" -- /bin/sh -c "printf %s nonce" >/dev/null'
+    )
+    argv = ["/bin/sh", "-c", script, env.codex, json.dumps(state, separators=(",", ":"))]
+    probe_env = {
+        "PATH": "/usr/bin:/bin",
+        "HOME": str(root / "home"),
+        "CODEX_HOME": str(root / "codex-home"),
+        "LC_ALL": "C.UTF-8",
+        "RUST_BACKTRACE": "0",
+    }
+
+    def run() -> None:
+        subprocess.run(argv, env=probe_env, cwd=root, check=True, stderr=subprocess.DEVNULL)
+
+    return run
+
+
+def warm(env: Env, runs: int) -> list[Row]:
+    """P2: a warm ``resolve`` in a fresh process against Python's own start-up and against
+    the raw probe; floors: ``python -S`` and what pip's console-script wrapper imports."""
+    resolve = env.resolve_argv()
+    env.run(resolve)  # the verdict is on disk from here on
+    python = env.python
+    base, measured, bare, wrapper, raw = interleaved_medians(
+        [
+            env.runner([python, "-c", "pass"]),
+            env.runner(resolve),
+            env.runner([python, "-S", "-c", "pass"]),
+            env.runner([python, "-c", "import re"]),
+            raw_probe(env),
+        ],
+        runs,
+    )
+    passes = "python -c pass"
+    return [
+        Row("P2 CLI warm resolve", measured, passes, base, 1.5),
+        Row("P2 CLI warm resolve", measured, "raw probe (no cache)", raw, 1 / 3),
+        Row("  floor: python -S -c pass", bare, passes, base, None, note="no site"),
+        Row(
+            '  floor: python -c "import re"',
+            wrapper,
+            passes,
+            base,
+            None,
+            note="pip's console-script wrapper imports re",
+        ),
+    ]
+
+
+def cold(env: Env, runs: int) -> list[Row]:
+    """P5: a cold ``resolve`` (a cache never used) and an in-process ``probe_launcher``
+    against the raw probe; the floor: the raw probe plus the console script's start-up
+    and the supervisor's (``python -S``)."""
+    from launcher_probe.host.probe import probe_launcher
+
+    def probe() -> None:
+        result = probe_launcher(env.codex)
+        if not result.ok:
+            raise SystemExit(f"the probe failed: {result.reason}: {result.detail}")
+
+    wrapper = env.runner([env.python, "-c", "import re"])
+    bare = env.runner([env.python, "-S", "-c", "pass"])
+    raw = raw_probe(env)
+
+    def floor() -> None:
+        raw()
+        wrapper()
+        bare()
+
+    base, measured, in_process, least = interleaved_medians(
+        [
+            raw,
+            lambda: env.run(env.resolve_argv(), env.fresh_cache()),
+            probe,
+            floor,
+        ],
+        runs,
+    )
+    yardstick = "raw probe (no cache)"
+    rows = [
+        Row("P5 CLI cold resolve", measured, yardstick, base, 1.2),
+        Row("P5 in-process cold probe", in_process, yardstick, base, 1.2, note="probe_launcher"),
+        Row(
+            "  floor: raw + CLI + supervisor start",
+            least,
+            yardstick,
+            base,
+            None,
+            note='raw probe, python -c "import re", python -S -c pass',
+        ),
+    ]
+    return rows
+
+
+def _herd(argv: list[str], env: dict[str, str]) -> list[str]:
+    """Start ``HERD`` copies of ``argv`` at once; their outputs once all have exited."""
+    children = [
+        subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, text=True) for _ in range(HERD)
+    ]
+    return [child.communicate()[0] for child in children]
+
+
+def herd(env: Env, runs: int) -> list[Row]:
+    """P4: ``HERD`` cold ``resolve`` processes at once against one cold resolve (probes
+    counted: the goal is one per herd); floor: ``HERD`` concurrent ``python -c pass``."""
+    probes: list[int] = []
+
+    def cli_herd() -> None:
+        outputs = _herd(env.resolve_argv("--json"), env.fresh_cache())
+        probes.append(sum(1 for out in outputs if not json.loads(out)["from_cache"]))
+
+    one, measured, least = interleaved_medians(
+        [
+            lambda: env.run(env.resolve_argv(), env.fresh_cache()),
+            cli_herd,
+            lambda: _herd([env.python, "-c", "pass"], env.env),
+        ],
+        runs,
+    )
+    yardstick = "one cold CLI resolve"
+    counted = f"probes per herd: {', '.join(map(str, probes))} (goal 1)"
+    return [
+        Row(
+            f"P4 herd of {HERD} CLI resolves",
+            measured,
+            yardstick,
+            one,
+            2.0,
+            note=counted,
+            ok=set(probes) == {1},
+        ),
+        Row(f"  floor: {HERD} concurrent python -c pass", least, yardstick, one, None),
+    ]
+
+
+def warm_rss(env: Env) -> list[Row]:
+    """Peak RSS of a warm CLI ``resolve`` against ``python -c pass``'s (no goal is set)."""
+    env.run(env.resolve_argv())  # warm again: the helper's rows touch the binary
+    base = env.peak_rss([env.python, "-c", "pass"])
+    measured = env.peak_rss(env.resolve_argv())
+    return [Row("peak RSS, warm CLI resolve", measured, "python -c pass", base, None, "MiB")]

@@ -1,0 +1,179 @@
+"""What every part of the benchmark shares: interleaved timing, child processes, the
+environment (plain install, real Codex CLI, private cache and socket) and the table."""
+
+from __future__ import annotations
+
+import os
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+Action = Callable[[], object]
+MIB = 1 << 20
+
+
+def seconds(action: Action) -> float:
+    start = time.perf_counter()
+    action()
+    return time.perf_counter() - start
+
+
+def interleaved_medians(actions: Sequence[Action], runs: int) -> list[float]:
+    """The median time of each action, sampled in turn (the order rotating each round), so
+    drift in the machine's load (two shared cores) hits every one alike."""
+    samples: list[list[float]] = [[] for _ in actions]
+    for round_ in range(runs):
+        for offset in range(len(actions)):
+            index = (round_ + offset) % len(actions)
+            samples[index].append(seconds(actions[index]))
+    return [statistics.median(column) for column in samples]
+
+
+def batched(action: Action, calls: int) -> Action:
+    """``action`` called ``calls`` times in a row: one sample of a fast in-process call."""
+
+    def batch() -> None:
+        for _ in range(calls):
+            action()
+
+    return batch
+
+
+def percentile(values: Sequence[float], fraction: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
+
+
+def peak_rss_bytes(maxrss: int) -> int:
+    """``ru_maxrss`` in bytes (it is KiB on Linux, bytes on macOS)."""
+    return maxrss if sys.platform == "darwin" else maxrss * 1024
+
+
+#: Run argv[1:] as a forked child (stdout to /dev/null); print its ru_maxrss and exit code.
+_PEAK = r"""
+import os, sys
+pid = os.fork()
+if pid == 0:
+    os.dup2(os.open(os.devnull, os.O_WRONLY), 1)
+    os.execv(sys.argv[1], sys.argv[1:])
+_, status, usage = os.wait4(pid, 0)
+print(usage.ru_maxrss, os.waitstatus_to_exitcode(status))
+"""
+
+
+class Env:
+    """The plain install, the real Codex CLI and a private scratch directory: a cache per
+    name, and a socket path where no helper listens (a CLI ``resolve`` runs in process, as
+    it does for a user who runs no helper)."""
+
+    def __init__(self, venv: Path, codex: str, scratch: Path) -> None:
+        self.python = str(venv / "bin" / "python")
+        self.cli = str(venv / "bin" / "launcher-probe")
+        self.codex = codex
+        self.scratch = scratch
+        self.env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
+        self.env["LAUNCHER_PROBE_SOCKET"] = str(scratch / "no-helper.sock")
+        self.env["LAUNCHER_PROBE_CACHE_DIR"] = str(scratch / "cache")
+        self._fresh = 0
+
+    def with_cache(self, name: str) -> dict[str, str]:
+        return {**self.env, "LAUNCHER_PROBE_CACHE_DIR": str(self.scratch / name)}
+
+    def fresh_cache(self) -> dict[str, str]:
+        """An environment with a cache directory never used before."""
+        self._fresh += 1
+        return self.with_cache(f"cold-{self._fresh}")
+
+    def resolve_argv(self, *extra: str) -> list[str]:
+        return [self.cli, "resolve", "--codex", self.codex, *extra]
+
+    def run(self, argv: Sequence[str], env: dict[str, str] | None = None) -> None:
+        subprocess.run(argv, env=env or self.env, check=True, stdout=subprocess.DEVNULL)
+
+    def runner(self, argv: Sequence[str], env: dict[str, str] | None = None) -> Action:
+        return lambda: self.run(argv, env)
+
+    def peak_rss(self, argv: Sequence[str]) -> int:
+        """Peak RSS of ``argv`` in bytes: its ``wait4`` usage, read by a small ``python -S``
+        that forks it (a child this process spawned would inherit this process's peak,
+        as ``vfork`` shares its memory until the ``exec``)."""
+        out = subprocess.run(
+            [self.python, "-I", "-S", "-c", _PEAK, *argv],
+            env=self.env,
+            check=True,
+            stdout=subprocess.PIPE,
+            text=True,
+        ).stdout
+        maxrss, status = map(int, out.split())
+        if status != 0:
+            raise SystemExit(f"{argv} exited {status}")
+        return peak_rss_bytes(maxrss)
+
+
+@dataclass(frozen=True)
+class Row:
+    """One line of the table: ``measured`` against ``base`` (its yardstick) in the same
+    unit, and the goal ``measured / base <= goal`` (``ok`` False for a side condition
+    missed, such as more than one probe). A row without a goal is a floor (named
+    ``floor: ...``) or for information."""
+
+    name: str
+    measured: float
+    yardstick: str
+    base: float
+    goal: float | None
+    unit: str = "s"  # "s", "MiB" or "/s" (measured and base are then seconds per item)
+    note: str = ""
+    ok: bool = True
+
+    @property
+    def ratio(self) -> float:
+        return self.measured / self.base
+
+    @property
+    def verdict(self) -> str:
+        if self.goal is None:
+            return "floor" if self.name.lstrip().startswith("floor:") else "info"
+        return "met" if self.ok and self.ratio <= self.goal else "NOT met"
+
+
+def shown(value: float, unit: str) -> str:
+    if unit == "MiB":
+        return f"{value / MIB:.1f} MiB"
+    if unit == "/s":
+        return f"{1 / value:,.0f}/s"
+    if value < 1e-3:
+        return f"{value * 1e6:.0f} µs"
+    return f"{value * 1e3:.1f} ms"
+
+
+def table(rows: Sequence[Row]) -> str:
+    """The rows as aligned text: what, measured, yardstick, ratio, goal, verdict, note."""
+    cells = [("what", "measured", "yardstick", "", "ratio", "goal", "", "")]
+    for row in rows:
+        goal = "" if row.goal is None else f"<= {row.goal:.3g}x"
+        cells.append(
+            (
+                row.name,
+                shown(row.measured, row.unit),
+                row.yardstick,
+                shown(row.base, row.unit),
+                f"{row.ratio:.3g}x",
+                goal,
+                row.verdict,
+                row.note,
+            )
+        )
+    widths = [max(len(line[column]) for line in cells) for column in range(8)]
+    right = {1, 3, 4}
+    return "\n".join(
+        "  ".join(
+            cell.rjust(width) if column in right else cell.ljust(width)
+            for column, (cell, width) in enumerate(zip(line, widths, strict=True))
+        ).rstrip()
+        for line in cells
+    )
