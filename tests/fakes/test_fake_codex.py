@@ -72,6 +72,7 @@ def test_calls_are_recorded_by_32_parallel_invocations(fake_codex: FakeCodex) ->
         ("no_sandbox", {"flag": True}, 2, "unexpected argument '--sandbox-state-json'"),
         ("state_rejected", {}, 1, "Error: invalid --sandbox-state-json value:"),
         ("sandbox_broken", {}, 1, "bwrap:"),
+        ("bwrap_missing", {}, 101, "\nbubblewrap is unavailable: no system bwrap was found"),
         ("exit_status", {"code": 42}, 42, ""),
         ("crash", {"signal": int(signal.SIGSEGV)}, -signal.SIGSEGV, ""),
     ],

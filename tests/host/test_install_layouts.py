@@ -148,7 +148,8 @@ def test_a_wrapper_whose_target_is_missing_is_shim_unresolved(
     )
     what = "an asdf shim" if kind == "asdf" else f"a wrapper running {missing}"
     assert candidate.verdict.detail.startswith(
-        f"{shim} is {what}, and what it runs was not found (tried: "
+        f"{shim} is {what}, and what it runs was not found; reinstall Codex, or name the "
+        "native Codex binary with --codex (tried: "
     )
 
 
@@ -163,7 +164,7 @@ def test_nix_make_wrapper_resolves_to_its_exec_target(
     assert found(discover()) == [(Source.PATH, str(wrapper), str(native), None)]
 
 
-def test_plain_exec_wrapper_resolves_and_others_are_taken_as_they_are(
+def test_plain_exec_wrapper_resolves_and_other_scripts_are_unrecognised(
     host_env: HostEnv, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     home = host_env.home
@@ -171,11 +172,33 @@ def test_plain_exec_wrapper_resolves_and_others_are_taken_as_they_are(
     wrapper = write(home / "a/codex", f'#!/bin/bash\nexec "{raw}" "$@"\n'.encode(), 0o755)
     custom = b'#!/bin/sh\nexport CODEX_HOME=/x\nexec "$HOME/bin/codex" --flag "$@"\n'
     other = write(home / "b/codex", custom, 0o755)
-    only_path(monkeypatch, wrapper.parent, other.parent)
-    assert found(discover()) == [
+    python = write(home / "c/codex", b"#!/usr/bin/env python3\nprint('codex-cli 1.0')\n", 0o755)
+    only_path(monkeypatch, wrapper.parent, other.parent, python.parent)
+    discovery = discover()
+    assert found(discovery) == [
         (Source.PATH, str(wrapper), str(raw), None),
-        (Source.PATH, str(other), str(other), None),
+        (Source.PATH, str(other), None, Reason.UNRECOGNISED_SCRIPT),
+        (Source.PATH, str(python), None, Reason.UNRECOGNISED_SCRIPT),
     ]
+    for script, candidate in zip((other, python), discovery.candidates[1:], strict=True):
+        assert candidate.verdict.detail == (
+            f"{script} is a #! script of no format launcher-probe follows (an npm, pnpm or "
+            'bun shim, an asdf shim, an `exec "/abs/program" "$@"` wrapper), so what it runs '
+            "is unknown; name the native Codex binary with --codex"
+        )
+
+
+def test_a_wrapper_of_an_unrecognised_script_is_unrecognised(
+    host_env: HostEnv, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A recognised wrapper leads on; the script it runs is judged like any other."""
+    inner = write(host_env.home / "inner/codex-real", b"#!/bin/sh\necho codex-cli 1.0\n", 0o755)
+    wrapper = write(host_env.home / "a/codex", f'#!/bin/sh\nexec "{inner}" "$@"\n'.encode(), 0o755)
+    only_path(monkeypatch, wrapper.parent)
+    (candidate,) = discover().candidates
+    assert (candidate.resolved, candidate.verdict.reason) == (None, Reason.UNRECOGNISED_SCRIPT)
+    assert candidate.verdict.detail.startswith(f"{inner} is a #! script of no format ")
+    assert candidate.verdict.detail.endswith(f"with --codex (tried: {inner})")
 
 
 # 3. The newest macOS app layout
