@@ -352,6 +352,34 @@ def test_npm_0_171_nested_platform_package_with_resources(host_env: HostEnv) -> 
     assert found(discover()) == [(Source.KNOWN, str(link), str(native), None)]
 
 
+def test_npm_sibling_platform_package(host_env: HostEnv) -> None:
+    """The issue workaround: the platform package installed next to ``@openai/codex``."""
+    link, native = npm_global(host_env.home / ".npm-global")
+    assert native.is_relative_to(host_env.home / ".npm-global/lib/node_modules/@openai")
+    assert found(discover()) == [(Source.KNOWN, str(link), str(native), None)]
+
+
+def test_universal_editor_extension_with_every_platforms_binary(host_env: HostEnv) -> None:
+    """``bin/{linux,macos}-{x86_64,aarch64}/codex``, each with its own format and CPU:
+    only this host's is usable, the others are listed as wrong_platform."""
+    bins = host_env.home / ".vscode/extensions/openai.chatgpt-0.4.46/bin"
+    cpus = {"x86_64": "x86_64", "aarch64": "arm64"}
+    stubs = [
+        native_stub(bins / f"{system}-{cpu}" / "codex", fmt=fmt, cpu=cpus[cpu])
+        for system, fmt in (("linux", "elf"), ("macos", "macho"))
+        for cpu in cpus
+    ]
+    host_dir = ("macos-" if platform.system() == "Darwin" else "linux-") + platform.machine()
+    host_dir = host_dir.replace("arm64", "aarch64").replace("amd64", "x86_64")
+    ours = bins / host_dir / "codex"
+    assert ours in stubs
+    known = [c for c in discover().candidates if c.source is Source.KNOWN]
+    assert sorted((c.path, c.resolved, c.verdict.reason) for c in known) == sorted(
+        (str(path), str(path), None) if path == ours else (str(path), None, Reason.WRONG_PLATFORM)
+        for path in stubs
+    )
+
+
 def test_standalone_package_layout_lists_both_current_paths(host_env: HostEnv) -> None:
     triple = target().triple
     standalone = host_env.codex_home / "packages/standalone"
