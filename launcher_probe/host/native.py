@@ -92,7 +92,11 @@ def resolve_native(path: str) -> NativeResolution:
                 return NativeResolution(None, real, (), detail)
             native = _through_shim(current, real, kind, head, target, tried)
             if native is None:
-                detail = f"{real} is a {kind.value}; no native {target.triple} binary behind it"
+                detail = (
+                    f"{real} is a {kind.value}; no native {target.triple} binary behind it: "
+                    f"reinstall Codex with its platform package {target.package}, or name "
+                    "the native Codex binary with --codex"
+                )
                 return NativeResolution(None, real, tuple(tried), detail)
             via, current = via or real, native
             continue

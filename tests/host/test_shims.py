@@ -153,7 +153,11 @@ def test_dangling_shim_lists_every_path_tried(tmp_path: Path) -> None:
         package / "bin" / f"codex-{host.triple}",
     ):
         assert str(expected) in resolution.tried
-    assert f"no native {host.triple} binary" in resolution.detail
+    assert resolution.detail == (
+        f"{package / 'bin' / 'codex.js'} is a node shim; no native {host.triple} binary behind "
+        f"it: reinstall Codex with its platform package {host.package}, or name the native "
+        "Codex binary with --codex"
+    )
 
 
 def test_shell_shim_to_missing_script_is_unresolved(tmp_path: Path) -> None:
