@@ -55,6 +55,7 @@ class Reason(enum.StrEnum):
     SHIM_UNRESOLVED = "shim_unresolved"
     # discovery: what stands between a path and the native binary
     DISPATCHER_UNRESOLVED = "dispatcher_unresolved"
+    UNRECOGNISED_SCRIPT = "unrecognised_script"
     NOT_NATIVE = "not_native"
     # not a native executable for this host (a script, another CPU or OS)
     WRONG_PLATFORM = "wrong_platform"

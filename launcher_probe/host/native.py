@@ -5,7 +5,7 @@ symlinks; an npm/pnpm/bun shim to the platform package (``host/shims.py``); a di
 that picks the tool from ``argv[0]`` (Volta, mise, Vite+) to the package its tool manager
 installed (``host/dispatchers.py``); a generated wrapper script (asdf, Nix ``makeWrapper``)
 to its ``exec`` target (``host/wrappers.py``). The end must be a native executable for
-this host (or a script of no recognised format). Nothing is ever run.
+this host; any other script is ``unrecognised_script``. Nothing is ever run.
 """
 
 from __future__ import annotations
@@ -52,9 +52,9 @@ class NativeResolution:
 def resolve_native(path: str) -> NativeResolution:
     """Follow ``path`` to the native Codex binary for this host.
 
-    A script that is no recognised shim or wrapper is taken as it is, for the probe to
-    judge (the project's own fake Codex is such a script); a file that is neither a
-    native executable nor a script is ``not_native``.
+    A script that is no recognised shim or wrapper is ``unrecognised_script`` (never the
+    result: what it runs is unknown); a file that is neither a native executable nor a
+    script is ``not_native``.
     """
     tried: list[str] = []
     via: str | None = None
@@ -92,16 +92,29 @@ def resolve_native(path: str) -> NativeResolution:
                 return NativeResolution(None, real, (), detail)
             native = _through_shim(current, real, kind, head, target, tried)
             if native is None:
-                detail = f"{real} is a {kind.value}; no native {target.triple} binary behind it"
+                detail = (
+                    f"{real} is a {kind.value}; no native {target.triple} binary behind it: "
+                    f"reinstall Codex with its platform package {target.package}, or name "
+                    "the native Codex binary with --codex"
+                )
                 return NativeResolution(None, real, tuple(tried), detail)
             via, current = via or real, native
             continue
         if kind is FileKind.SCRIPT:
             wrapped = wrapper_target(current, real, head, tried)
-            if wrapped is None:  # not a recognised format: the probe judges the script
-                return NativeResolution(real, via, tuple(tried))
+            if wrapped is None:
+                detail = (
+                    f"{real} is a #! script of no format launcher-probe follows (an npm, pnpm "
+                    'or bun shim, an asdf shim, an `exec "/abs/program" "$@"` wrapper), so '
+                    "what it runs is unknown; name the native Codex binary with --codex"
+                )
+                reason = Reason.UNRECOGNISED_SCRIPT
+                return NativeResolution(None, via, tuple(tried), detail, reason)
             if wrapped.target is None:
-                detail = f"{real} is {wrapped.what}, and what it runs was not found"
+                detail = (
+                    f"{real} is {wrapped.what}, and what it runs was not found; reinstall "
+                    "Codex, or name the native Codex binary with --codex"
+                )
                 return NativeResolution(None, real, tuple(tried), detail)
             via, current = via or real, wrapped.target
             continue
@@ -110,7 +123,10 @@ def resolve_native(path: str) -> NativeResolution:
             "name the Codex executable with --codex"
         )
         return NativeResolution(None, via, tuple(tried), detail, Reason.NOT_NATIVE)
-    detail = f"{path}: more than {MAX_INDIRECTIONS} shims, dispatchers or wrappers in a row"
+    detail = (
+        f"{path}: more than {MAX_INDIRECTIONS} shims, dispatchers or wrappers in a row; "
+        "name the native Codex binary with --codex"
+    )
     return NativeResolution(None, via, tuple(tried), detail, Reason.SHIM_UNRESOLVED)
 
 

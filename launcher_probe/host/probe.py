@@ -27,6 +27,7 @@ from typing import Any
 from launcher_probe.contract import Reason
 from launcher_probe.host.probe_result import DEFAULT_TIMEOUT, ProbeLevel, ProbeResult, ProbeStep
 from launcher_probe.host.process import Captured, Finished, run_bounded
+from launcher_probe.host.sandbox_failure import sandbox_failure, stderr_gist
 from launcher_probe.host.supervised import Supervisor
 
 #: Characters of each stream kept in a step's excerpt (the process keeps 64 KiB).
@@ -35,10 +36,6 @@ EXCERPT_CHARS = 2048
 TRANSIENT_ERRNOS = frozenset({errno.EAGAIN, errno.ENOMEM, errno.EMFILE, errno.ENFILE})
 
 _VERSION = re.compile(r"codex-cli (\S+)\n?")
-_USAGE_ERROR = re.compile(r"unexpected argument|unrecognized subcommand|^error: ", re.MULTILINE)
-_STATE_REJECTED = "invalid --sandbox-state-json"
-_SANDBOX_START = re.compile(r"bwrap|bubblewrap|landlock|seccomp|namespace|sandbox", re.I)
-_CODEX_WARNING = re.compile(r"^WARNING: .*\n?", re.MULTILINE)
 
 _ROOT_READ = {"path": {"type": "special", "value": {"kind": "root"}}, "access": "read"}
 _PROJECT_WRITE = {
@@ -70,12 +67,6 @@ def _text(captured: Captured, limit: int = EXCERPT_CHARS) -> str:
     if captured.total > limit or len(text) > limit:
         return f"{text[:limit]}... [{captured.total} bytes in all]"
     return text
-
-
-def _stderr_gist(stderr: str) -> str:
-    """The stderr excerpt without Codex's harmless WARNING lines, on one short line."""
-    gist = " ".join(_CODEX_WARNING.sub("", stderr).split())
-    return gist[:300] or "(no stderr)"
 
 
 def _status_text(status: int) -> str:
@@ -175,22 +166,12 @@ class _Probe:
         seen = self.run(name, args)
         status = seen.finished.exit_status
         assert status is not None
-        stderr = seen.step.stderr_excerpt
-        if status == 2 and _USAGE_ERROR.search(stderr):
-            raise _Failed(
-                Reason.SANDBOX_UNSUPPORTED,
-                f"{name}: this CLI lacks `sandbox --sandbox-state-json`: {_stderr_gist(stderr)}",
-            )
-        if status != 0 and _STATE_REJECTED in stderr:
-            raise _Failed(
-                Reason.SANDBOX_UNAVAILABLE,
-                f"{name}: the sandbox state was rejected: {_stderr_gist(stderr)}",
-            )
-        if status > 0 and _SANDBOX_START.search(_CODEX_WARNING.sub("", stderr)):
-            raise _Failed(
-                Reason.SANDBOX_UNAVAILABLE,
-                f"{name}: the sandbox cannot start on this host: {_stderr_gist(stderr)}",
-            )
+        failure = sandbox_failure(
+            status, seen.step.stderr_excerpt, self.executable, self.env["PATH"]
+        )
+        if failure is not None:
+            reason, detail = failure
+            raise _Failed(reason, f"{name}: {detail}")
         return seen
 
     def expect_nonce(self, seen: _Run, nonce: str) -> None:
@@ -204,7 +185,7 @@ class _Probe:
                 f"{seen.step.name}: `sandbox` {what}printed {stdout.total} bytes of stdout, "
                 f"not exactly the {len(nonce)}-character nonce "
                 f"(stdout {seen.step.stdout_excerpt[:100]!r}; stderr: "
-                f"{_stderr_gist(seen.step.stderr_excerpt)})",
+                f"{stderr_gist(seen.step.stderr_excerpt)})",
             )
 
     def capability(self) -> None:

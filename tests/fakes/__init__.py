@@ -1,8 +1,11 @@
 """Install and steer the fake Codex CLI (``tests/fakes/codex.py``; its docstring lists the faults).
 
-``install_fake_codex(directory)`` copies the fake as an executable whose shebang is this
-interpreter's absolute path; ``FakeCodex`` switches its fault and reads what it recorded.
-The ``fake_codex`` fixture installs one into a fresh directory under ``tmp_path``.
+``install_fake_codex(directory)`` installs the fake as ``directory/codex``, a native
+executable for this host (``tests/fakes/native.py``) that runs ``codex.fake.py`` beside it:
+the Python fake, whose shebang is this interpreter's absolute path. With ``script=True``
+the fake is that ``#!`` script itself (what discovery and the server side refuse).
+``FakeCodex`` switches its fault and reads what it recorded. The ``fake_codex`` fixture
+installs one into a fresh directory under ``tmp_path``.
 """
 
 from __future__ import annotations
@@ -17,7 +20,8 @@ from typing import Any
 
 import pytest
 
-from tests.fakes.codex import DEFAULT_STEPS
+from tests.fakes.codex import DEFAULT_STEPS, SCRIPT_SUFFIX
+from tests.fakes.native import native_launcher
 
 SOURCE = Path(__file__).with_name("codex.py")
 #: Every fault the fake knows.
@@ -26,9 +30,12 @@ FAULTS = frozenset(DEFAULT_STEPS)
 
 @dataclass(frozen=True)
 class FakeCodex:
-    """One installed fake; its side files live beside ``path``."""
+    """One installed fake; its side files live beside ``path``. ``script`` is the Python
+    file its processes run (``python script ARGS`` in their argv): ``path`` itself in the
+    script form, else the ``.fake.py`` file beside the native ``path``."""
 
     path: Path
+    script: Path
 
     def side_file(self, suffix: str) -> Path:
         """``<path>.<suffix>``: ``fault.json``, ``calls``, ``context``, ``pids``,
@@ -93,16 +100,25 @@ class FakeCodex:
             return 0
 
 
-def install_fake_codex(directory: Path, name: str = "codex") -> FakeCodex:
-    """Install the fake as the executable ``directory/name`` (mode 0755) and return it."""
+def install_fake_codex(directory: Path, name: str = "codex", *, script: bool = False) -> FakeCodex:
+    """Install the fake as the executable ``directory/name`` (mode 0755; a new file each
+    time) and return it: a native executable running ``name.fake.py`` beside it, or with
+    ``script`` the ``#!`` script alone."""
     target = directory / name
-    source = SOURCE.read_text()
-    fd, temporary = tempfile.mkstemp(dir=directory, prefix=f".{name}.")
-    with os.fdopen(fd, "w") as stream:
-        stream.write(f"#!{sys.executable}\n{source}")
+    python = target if script else target.with_name(f"{name}{SCRIPT_SUFFIX}")
+    _install(python, f"#!{sys.executable}\n{SOURCE.read_text()}".encode())
+    if not script:
+        _install(target, native_launcher().read_bytes())
+    return FakeCodex(target, python)
+
+
+def _install(target: Path, content: bytes) -> None:
+    """Write ``content`` as the new 0755 file ``target``, atomically."""
+    fd, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.")
+    with os.fdopen(fd, "wb") as stream:
+        stream.write(content)
     os.chmod(temporary, 0o755)
     os.replace(temporary, target)
-    return FakeCodex(target)
 
 
 @pytest.fixture

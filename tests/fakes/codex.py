@@ -1,9 +1,11 @@
 """A fake Codex CLI for tests: a real executable with switchable faults.
 
-Installed by ``tests.fakes.install_fake_codex`` as ``DIR/NAME`` with an absolute
-``#!python`` shebang; it uses only the standard library. It never reads the
-environment for its configuration (a probe runs it with a minimal one): every
-side file lives beside the installed file (after resolving symlinks):
+Installed by ``tests.fakes.install_fake_codex`` as ``DIR/NAME.fake.py`` with an
+absolute ``#!python`` shebang, run by the native launcher ``DIR/NAME``
+(``tests/fakes/launcher.c``), or in the script form as ``DIR/NAME`` itself; ``NAME``
+(after resolving symlinks) is "the installed file" below. It uses only the standard
+library. It never reads the environment for its configuration (a probe runs it with a
+minimal one): every side file lives beside the installed file:
 
 - ``NAME.fault.json``  ``{"fault": F, "params": {...}}`` or absent (no fault);
 - ``NAME.calls``       one JSON array per invocation: its arguments after the
@@ -43,6 +45,8 @@ Faults (``params`` in brackets; the ``step`` param, ``version``, ``sandbox`` or
   'sandbox'`` (or, with ``flag``, ``unexpected argument '--sandbox-state-json'``), exit 2;
 - ``state_rejected`` (sandbox): ``Error: invalid --sandbox-state-json value: ...``, exit 1;
 - ``sandbox_broken`` (sandbox): a bubblewrap start-up error on stderr, exit 1;
+- ``bwrap_missing`` (sandbox): Codex's panic when a single-file install finds no
+  bubblewrap (no system ``bwrap``, no ``codex-resources/bwrap`` beside it), exit 101;
 - ``flood`` [megabytes=100] (sandbox): writes that much to stdout, exit 0;
 - ``exit_status`` [code=1] (sandbox): exits with ``code`` without running CMD;
 - ``wrong_nonce`` (sandbox): prints a different random nonce, exit 0;
@@ -50,13 +54,14 @@ Faults (``params`` in brackets; the ``step`` param, ``version``, ``sandbox`` or
 - ``pretend`` (sandbox): runs nothing and prints the last word of CMD (where the
   probe puts its nonce), exit 0: as if every write were blocked, yet it succeeds;
 - ``replace_self`` [times=1] (sandbox): on each of the first ``times`` sandbox
-  invocations, atomically replaces its own file by a fresh copy (new inode)
+  invocations, atomically replaces the installed file by a fresh copy (new inode)
   before answering normally;
 - ``double_fork_daemon`` [hang=False, ready=None] (any): starts a daemon the classic
   way (fork, ``setsid``, fork, the middle one exits) that closes every descriptor and
-  sleeps forever, ``launcher-probe-test-daemon`` and the fake's path ending its argv;
-  once its pid is in ``NAME.daemons``, the fake answers normally or, with ``hang``,
-  sleeps forever; with ``ready`` (a FIFO), it first writes one line to it.
+  sleeps forever, ``launcher-probe-test-daemon`` and the installed file's path ending
+  its argv; once its pid is in ``NAME.daemons`` and it runs that argv, the fake answers
+  normally or, with ``hang``, sleeps forever; with ``ready`` (a FIFO), it first writes
+  one line to it.
 """
 
 from __future__ import annotations
@@ -83,6 +88,7 @@ DEFAULT_STEPS = {
     "no_sandbox": "sandbox",
     "state_rejected": "sandbox",
     "sandbox_broken": "sandbox",
+    "bwrap_missing": "sandbox",
     "flood": "sandbox",
     "exit_status": "sandbox",
     "wrong_nonce": "sandbox",
@@ -96,8 +102,18 @@ DAEMON_MARKER = "launcher-probe-test-daemon"
 USAGE = "Usage: codex [OPTIONS] [PROMPT]\n       codex [OPTIONS] <COMMAND> [ARGS]\n"
 SANDBOX_USAGE = "Usage: codex sandbox [OPTIONS] [COMMAND]... [COMMAND]\n"
 MORE = "\nFor more information, try '--help'.\n"
+#: What Codex 0.169.0 and 0.171.0 print (then exit 101) when they find no bubblewrap.
+NO_BWRAP_PANIC = (
+    "\nthread 'main' ({pid}) panicked at linux-sandbox/src/launcher.rs:68:13:\n"
+    "bubblewrap is unavailable: no system bwrap was found on PATH and no bundled "
+    "codex-resources/bwrap binary was found next to the Codex executable\n"
+    "note: run with `RUST_BACKTRACE=1` environment variable to display a backtrace\n"
+)
 
-SELF = Path(os.path.realpath(__file__))
+#: Ends the name of the Python fake that a native launcher runs.
+SCRIPT_SUFFIX = ".fake.py"
+#: The installed file: the native launcher, or the script itself in the script form.
+SELF = Path(os.path.realpath(__file__).removesuffix(SCRIPT_SUFFIX))
 
 
 def side_file(suffix: str) -> Path:
@@ -178,13 +194,15 @@ def double_fork_daemon() -> None:
         os.closerange(0, started)
         os.closerange(started + 1, report)
         os.closerange(report + 1, 65536)
-        os.close(report)  # tells the fake the pid is recorded
         os.close(started)
-        sleeper = "import time\nwhile True: time.sleep(60)"
+        # The sleeper closes ``report`` once started: then it holds nothing, and the fake
+        # reads end of file.
+        os.set_inheritable(report, True)
+        sleeper = f"import os, time\nos.close({report})\nwhile True: time.sleep(60)"
         os.execv(sys.executable, [sys.executable, "-c", sleeper, DAEMON_MARKER, str(SELF)])
     os.close(report)
     os.waitpid(middle, 0)
-    os.read(started, 1)  # end of file: the daemon recorded its pid and closed everything
+    os.read(started, 1)  # end of file: the daemon recorded its pid and runs, holding nothing
     os.close(started)
 
 
@@ -264,6 +282,8 @@ def run_sandbox(args: list[str], fault: str | None, params: dict[str, Any]) -> N
         state_error("data did not match any variant of untagged enum PermissionProfileDe")
     if fault == "sandbox_broken":
         fail("bwrap: No permissions to create a new namespace\n", 1)
+    if fault == "bwrap_missing":
+        fail(NO_BWRAP_PANIC.format(pid=os.getpid()), 101)
     if fault == "wrong_nonce":
         sys.stdout.write(secrets.token_hex(16))
         sys.stdout.flush()

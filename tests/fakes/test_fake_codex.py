@@ -12,7 +12,9 @@ from pathlib import Path
 import psutil
 import pytest
 
-from tests.fakes import FakeCodex
+from launcher_probe.host.binary import native_executable_problem
+from launcher_probe.host.native import resolve_native
+from tests.fakes import FakeCodex, install_fake_codex, native
 
 MINIMAL_ENV = {"PATH": "/usr/bin:/bin", "LC_ALL": "C.UTF-8"}
 
@@ -32,6 +34,37 @@ def run(fake: FakeCodex, *args: str) -> subprocess.CompletedProcess[str]:
 def sandbox_args(cwd: Path, *command: str) -> list[str]:
     state = {"permissionProfile": {"type": "disabled"}, "sandboxCwd": cwd.as_uri()}
     return ["sandbox", "--sandbox-state-json", json.dumps(state), "--", *command]
+
+
+def test_the_fake_is_a_native_executable_running_as_itself(
+    fake_codex: FakeCodex, tmp_path: Path
+) -> None:
+    """Native for this host (discovery resolves it to itself); reached through a symlink,
+    it still keeps its side files beside the installed file."""
+    assert native_executable_problem(str(fake_codex.path)) is None
+    assert resolve_native(str(fake_codex.path)).native == str(fake_codex.path)
+    link = tmp_path / "link-to-codex"
+    link.symlink_to(fake_codex.path)
+    ran = subprocess.run([str(link), "--version"], capture_output=True, text=True, check=False)
+    assert ran.stdout == "codex-cli 0.169.0\n"
+    assert fake_codex.calls() == [["--version"]]
+    script_form = install_fake_codex(fake_codex.path.parent, "scripted", script=True)
+    assert script_form.script == script_form.path
+    assert native_executable_problem(str(script_form.path)) is not None
+
+
+def test_without_a_c_compiler_the_fake_cannot_be_built_and_says_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(native, "CACHE", tmp_path / "cache")
+    monkeypatch.setenv("CC", "no-such-compiler")
+    native.native_launcher.cache_clear()
+    try:
+        with pytest.raises(native.LauncherBuildFailed) as failed:
+            native.native_launcher()
+    finally:
+        native.native_launcher.cache_clear()
+    assert "no C compiler was found ($CC=no-such-compiler): install one" in str(failed.value)
 
 
 def test_default_version_and_sandbox_run_the_command_in_sandbox_cwd(
@@ -72,6 +105,7 @@ def test_calls_are_recorded_by_32_parallel_invocations(fake_codex: FakeCodex) ->
         ("no_sandbox", {"flag": True}, 2, "unexpected argument '--sandbox-state-json'"),
         ("state_rejected", {}, 1, "Error: invalid --sandbox-state-json value:"),
         ("sandbox_broken", {}, 1, "bwrap:"),
+        ("bwrap_missing", {}, 101, "\nbubblewrap is unavailable: no system bwrap was found"),
         ("exit_status", {"code": 42}, 42, ""),
         ("crash", {"signal": int(signal.SIGSEGV)}, -signal.SIGSEGV, ""),
     ],

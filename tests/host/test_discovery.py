@@ -329,7 +329,8 @@ def _run_harness(program: list[str], env: dict[str, str]) -> dict[str, object]:
 
 def test_harness_is_the_nearest_codex_ancestor(host_env: HostEnv, tmp_path: Path) -> None:
     """A script named codex runs through its #! line, so its process's exe is the interpreter
-    and cmdline[1] names the script: that is how a scripted Codex is recognised."""
+    and cmdline[1] names the script: that is how a scripted harness is found. A script of
+    no format discovery follows is then reported, never published."""
     codex = tmp_path / "harness" / "codex"
     codex.parent.mkdir()
     codex.write_text(
@@ -339,9 +340,12 @@ def test_harness_is_the_nearest_codex_ancestor(host_env: HostEnv, tmp_path: Path
     )
     codex.chmod(0o755)
     harness = _run_harness([str(codex)], host_env.env)
-    assert harness["path"] == str(codex)
-    assert harness["resolved"] == str(codex)
-    assert harness["ok"] is True
+    assert (harness["path"], harness["resolved"], harness["ok"], harness["reason"]) == (
+        str(codex),
+        None,
+        False,
+        "unrecognised_script",
+    )
 
 
 def test_harness_script_whose_interpreter_has_another_real_name(
@@ -358,7 +362,11 @@ def test_harness_script_whose_interpreter_has_another_real_name(
     codex.chmod(0o755)
     env = {**host_env.env, "TEST_PYTHON": sys.executable}
     harness = _run_harness([str(codex)], env)
-    assert (harness["path"], harness["resolved"], harness["ok"]) == (str(codex), str(codex), True)
+    assert (harness["path"], harness["resolved"], harness["reason"]) == (
+        str(codex),
+        None,
+        "unrecognised_script",
+    )
 
 
 @pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")

@@ -99,9 +99,13 @@ def test_a_crafted_codex_on_path_is_classified_at_once(
         text=True,
         timeout=HANG_GUARD,
     )
-    assert done.returncode == 0, done.stderr  # a script of no known format: the probe judges
+    assert done.returncode == 3, done.stderr  # a script of no format discovery follows
     (item,) = json.loads(done.stdout)["candidates"]
-    assert (item["path"], item["resolved"], item["ok"]) == (str(crafted), str(crafted), True)
+    assert (item["path"], item["resolved"], item["reason"]) == (
+        str(crafted),
+        None,
+        "unrecognised_script",
+    )
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="chown to nobody needs root")

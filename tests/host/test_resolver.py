@@ -176,10 +176,10 @@ def _replace(fake: FakeCodex) -> None:
 def _rewrite_keeping_mtime(fake: FakeCodex) -> None:
     st = fake.path.stat()
     data = fake.path.read_bytes()
-    index = data.index(b"A fake Codex CLI")
+    index = data.index(b"fake codex: cannot run")  # a message in the native launcher
     with open(fake.path, "r+b") as stream:
         stream.seek(index)
-        stream.write(b"A fake codex CLI")
+        stream.write(b"fake Codex: cannot run")
     os.utime(fake.path, ns=(st.st_atime_ns, st.st_mtime_ns))
     after = fake.path.stat()
     assert (after.st_mtime_ns, after.st_size, after.st_ino) == (

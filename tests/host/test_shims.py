@@ -12,7 +12,7 @@ import pytest
 
 from launcher_probe.contract import Reason
 from launcher_probe.host.executables import FileKind, classify
-from launcher_probe.host.native import resolve_native
+from launcher_probe.host.native import NativeResolution, resolve_native
 from launcher_probe.host.shims import Target, host_target
 from tests.host.stubs import header, native_stub
 
@@ -153,7 +153,11 @@ def test_dangling_shim_lists_every_path_tried(tmp_path: Path) -> None:
         package / "bin" / f"codex-{host.triple}",
     ):
         assert str(expected) in resolution.tried
-    assert f"no native {host.triple} binary" in resolution.detail
+    assert resolution.detail == (
+        f"{package / 'bin' / 'codex.js'} is a node shim; no native {host.triple} binary behind "
+        f"it: reinstall Codex with its platform package {host.package}, or name the native "
+        "Codex binary with --codex"
+    )
 
 
 def test_shell_shim_to_missing_script_is_unresolved(tmp_path: Path) -> None:
@@ -162,13 +166,20 @@ def test_shell_shim_to_missing_script_is_unresolved(tmp_path: Path) -> None:
     assert (resolution.native, resolution.tried) == (None, (str(tmp_path / "lib/codex.js"),))
 
 
-def test_native_binary_and_plain_script_are_themselves(tmp_path: Path) -> None:
+def test_native_binary_is_itself_and_a_plain_script_is_unrecognised(tmp_path: Path) -> None:
     native = native_stub(tmp_path / "codex.js")  # named like the shim, but ELF inside
     script = write(tmp_path / "codex", b"#!/usr/bin/python3\nprint('hi')\n", 0o755)
-    for path in (native, script):
-        assert resolve_native(str(path)) == resolve_native(os.path.realpath(path))
-        assert resolve_native(str(path)).native == str(path)
-        assert resolve_native(str(path)).shim is None
+    link = tmp_path / "link"
+    link.symlink_to(script)
+    assert resolve_native(str(native)) == NativeResolution(str(native), None, ())
+    resolution = resolve_native(str(link))
+    assert (resolution.native, resolution.shim, resolution.reason) == (
+        None,
+        None,
+        Reason.UNRECOGNISED_SCRIPT,
+    )
+    assert resolution.detail.startswith(f"{script} is a #! script of no format ")
+    assert resolution.detail.endswith("; name the native Codex binary with --codex")
 
 
 def test_node_shim_is_recognised_by_content_not_name(tmp_path: Path) -> None:

@@ -1,5 +1,5 @@
 """Server tests: an isolated host (its own verdict cache) and the real Codex CLI as the
-launcher, since the server side runs nothing else (the fake codex is a script)."""
+launcher (the native fake codex, ``fake_codex``, passes the same checks)."""
 
 from __future__ import annotations
 

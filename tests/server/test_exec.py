@@ -15,7 +15,7 @@ import pytest
 
 from launcher_probe.contract import SANDBOX_LAUNCHER_KEY, SANDBOX_STATE_KEY, SANDBOX_STATE_META_KEY
 from tests.conftest import HostEnv, run_cli
-from tests.fakes import FakeCodex
+from tests.fakes import install_fake_codex
 from tests.server.launchers import elf_named, foreign_elf, script_named
 
 
@@ -117,7 +117,7 @@ def test_exec_reads_meta_from_a_file(
         ("launcher-writable-by-others", "launcher unusable (unsafe_permissions)"),
         ("launcher-an-elf-named-otherwise", "launcher unusable (not_codex): "),
         ("launcher-a-script-named-codex", "launcher unusable (wrong_platform): "),
-        ("launcher-the-fake-codex", "launcher unusable (wrong_platform): "),
+        ("launcher-the-fake-codex-as-a-script", "launcher unusable (wrong_platform): "),
         ("launcher-a-foreign-elf", "launcher unusable (wrong_platform): "),
         ("launcher-a-native-impostor", "launcher unusable (not_codex): "),
         ("state-missing", "sandbox state missing: _meta has no codex/sandbox-state"),
@@ -133,12 +133,13 @@ def test_exec_reads_meta_from_a_file(
     ],
 )
 def test_exec_refuses_with_exit_4_and_runs_nothing(
-    isolated: HostEnv, codex: str, fake_codex: FakeCodex, workspace: Path, tmp_path: Path,
-    meta: str, message: str,
-) -> None:  # fmt: skip
+    isolated: HostEnv, codex: str, workspace: Path, tmp_path: Path, meta: str, message: str
+) -> None:
     state = read_only_state(workspace)
     marker = tmp_path / "marker"
     launchers = tmp_path / "launchers"
+    (tmp_path / "fake").mkdir()
+    fake_script = install_fake_codex(tmp_path / "fake", script=True)
 
     def forged(launcher: object) -> str:
         return json.dumps({SANDBOX_STATE_KEY: state, SANDBOX_LAUNCHER_KEY: launcher})
@@ -163,7 +164,7 @@ def test_exec_refuses_with_exit_4_and_runs_nothing(
         "launcher-a-script-named-codex": lambda: with_launcher(
             script_named(launchers, "codex", marker)
         ),
-        "launcher-the-fake-codex": lambda: with_launcher(fake_codex.path),
+        "launcher-the-fake-codex-as-a-script": lambda: with_launcher(fake_script.path),
         "launcher-a-foreign-elf": lambda: with_launcher(foreign_elf(launchers)),
         "launcher-a-native-impostor": lambda: with_launcher(elf_named(launchers, "codex")),
         "state-not-an-object": lambda: meta_json(real, json.dumps(state)),
@@ -186,7 +187,7 @@ def test_exec_refuses_with_exit_4_and_runs_nothing(
     assert result.stderr.startswith("launcher-probe: ")
     assert message in result.stderr
     assert not marker.exists()
-    assert fake_codex.calls() == []
+    assert fake_script.calls() == []
 
 
 def test_exec_never_runs_a_shell_named_as_the_launcher(

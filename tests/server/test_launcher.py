@@ -17,7 +17,7 @@ from launcher_probe.host.resolver import resolve_launcher
 from launcher_probe.host.shims import host_target
 from launcher_probe.server.launcher import verify_launcher
 from tests.conftest import HostEnv, run_cli
-from tests.fakes import FakeCodex
+from tests.fakes import FakeCodex, install_fake_codex
 from tests.server.launchers import FOREIGN_NAME, elf_named, foreign_elf, script_named
 
 
@@ -90,10 +90,18 @@ def test_a_script_named_codex_is_refused_and_never_run(tmp_path: Path) -> None:
     assert not marker.exists()
 
 
-def test_the_fake_codex_is_a_script_and_never_run(fake_codex: FakeCodex) -> None:
-    verdict = verify_launcher(str(fake_codex.path))
+def test_the_fake_codex_as_a_script_is_refused_and_never_run(tmp_path: Path) -> None:
+    (tmp_path / "bin").mkdir()
+    fake = install_fake_codex(tmp_path / "bin", script=True)
+    verdict = verify_launcher(str(fake.path))
     assert verdict.reason is Reason.WRONG_PLATFORM
-    assert fake_codex.calls() == []
+    assert fake.calls() == []
+
+
+def test_the_native_fake_codex_is_probed_once_and_passes(fake_codex: FakeCodex) -> None:
+    assert verify_launcher(str(fake_codex.path)).ok
+    assert verify_launcher(str(fake_codex.path)).ok  # the second from the verdict cache
+    assert fake_codex.probe_count() == 1
 
 
 def test_a_foreign_architecture_is_refused(tmp_path: Path) -> None:

@@ -25,7 +25,7 @@ from launcher_probe.server.mcp import (
     sandbox_request,
 )
 from tests.conftest import HostEnv
-from tests.fakes import FakeCodex
+from tests.fakes import install_fake_codex
 from tests.processes import dies_soon
 from tests.server.launchers import elf_named
 from tests.server.mcp_client import call_run, error_text, outcome, with_example_server
@@ -98,12 +98,12 @@ def test_fail_closed_by_default_and_the_operator_opt_out(isolated: HostEnv, tmp_
     assert "UNSANDBOXED" in (tmp_path / "open.err").read_text()
 
 
-def test_a_forged_launcher_is_refused_and_runs_nothing(
-    isolated: HostEnv, fake_codex: FakeCodex, tmp_path: Path
-) -> None:
+def test_a_forged_launcher_is_refused_and_runs_nothing(isolated: HostEnv, tmp_path: Path) -> None:
     marker = tmp_path / "marker"
     sh = shutil.which("sh")
-    forged = [sh, str(fake_codex.path), str(elf_named(tmp_path / "bin", "codex"))]
+    (tmp_path / "fake").mkdir()
+    fake_script = install_fake_codex(tmp_path / "fake", script=True)
+    forged = [sh, str(fake_script.path), str(elf_named(tmp_path / "bin", "codex"))]
 
     def meta(launcher: str | None) -> dict[str, Any]:
         launcher_value = {"codexExecutable": launcher}
@@ -120,7 +120,7 @@ def test_a_forged_launcher_is_refused_and_runs_nothing(
         "not_codex",  # a native file named codex: its probe failed
     ]
     assert not marker.exists()
-    assert fake_codex.calls() == []
+    assert fake_script.calls() == []
 
 
 def test_a_command_past_the_timeout_is_killed_with_its_whole_group(
