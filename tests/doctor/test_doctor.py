@@ -204,3 +204,19 @@ def test_a_malformed_launcher_probe_config_names_file_and_line(host_env: HostEnv
     done = run_cli("doctor", env=host_env.env)
     assert done.returncode == 4
     assert str(config) in done.stderr and "line 2" in done.stderr
+
+
+def test_a_running_helper_is_reported_with_its_socket_and_uptime(host_env: HostEnv) -> None:
+    from tests.service.helper import fresh_socket, running_helper, short_directory
+
+    with short_directory() as directory:
+        socket_path = fresh_socket(directory)
+        env = {**host_env.env, "LAUNCHER_PROBE_SOCKET": str(socket_path)}
+        with running_helper(env, socket_path) as helper:
+            _, report = doctor_json(env)
+            part = report["helper"]
+            assert isinstance(part, dict)
+            assert part["running"] is True
+            assert part["socket"] == str(socket_path)
+            assert part["pid"] == helper.process.pid
+            assert isinstance(part["uptime"], float) and part["uptime"] >= 0

@@ -176,3 +176,32 @@ def test_an_unknown_server_name_is_a_usage_error(host_env: HostEnv) -> None:
     done = run_cli("doctor", "--server", "nope", env=host_env.env)
     assert done.returncode == 2
     assert "lists no server named nope" in done.stderr
+
+
+def test_a_server_that_exits_or_answers_an_error_is_unknown_with_its_stderr(
+    host_env: HostEnv, tmp_path: Path
+) -> None:
+    exits = "import sys; print('exits: bad flag', file=sys.stderr); sys.exit(3)"
+    errors = (
+        "import json, sys; sys.stdin.readline(); "
+        'print(json.dumps({"jsonrpc": "2.0", "id": 1, '
+        '"error": {"code": -32600, "message": "no thanks"}}), flush=True)'
+    )
+    config = tmp_path / "codex.toml"
+    python = toml_string(sys.executable)
+    config.write_text(
+        f"[mcp_servers.exits]\ncommand = {python}\nargs = ['-c', {toml_string(exits)}]\n"
+        f"[mcp_servers.errors]\ncommand = {python}\nargs = ['-c', {toml_string(errors)}]\n"
+    )
+    done = run_cli(
+        "doctor", "--codex-config", str(config), "--check-servers", "--json", env=host_env.env
+    )
+    assert done.returncode == 3, done.stderr
+    servers = {server["name"]: server for server in json.loads(done.stdout)["servers"]["servers"]}
+    exited = servers["exits"]
+    assert (exited["launcher"], exited["reason"]) == ("unknown", "initialize_failed")
+    assert exited["check"]["exit_status"] == 3
+    assert "exits: bad flag" in exited["check"]["stderr_excerpt"]
+    refused = servers["errors"]
+    assert (refused["launcher"], refused["reason"]) == ("unknown", "initialize_failed")
+    assert "no thanks" in refused["detail"] and "no thanks" in refused["fix"][0]

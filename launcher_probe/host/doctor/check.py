@@ -75,7 +75,7 @@ def check_server(server: ServerConfig, *, timeout: float = CHECK_TIMEOUT) -> dic
                 env={**os.environ, **server.env},
                 start_new_session=True,
             )
-        except (OSError, ValueError) as error:
+        except (OSError, ValueError, subprocess.SubprocessError) as error:
             detail = f"cannot start {server.command}: {getattr(error, 'strerror', None) or error}"
             return {**result, "problem": SERVER_NOT_STARTED, "detail": detail}
         try:
@@ -83,6 +83,8 @@ def check_server(server: ServerConfig, *, timeout: float = CHECK_TIMEOUT) -> dic
             result.update(_read_answer(answer))
         except _Failed as failed:
             result.update(problem=failed.problem, detail=failed.detail)
+        except OSError as error:  # reading its stdout failed
+            result.update(problem=INITIALIZE_FAILED, detail=f"cannot read its stdout: {error}")
         finally:
             result["exit_status"] = _shut_down(process)
         result["stderr_excerpt"] = _tail(stderr)
@@ -143,9 +145,13 @@ def _answer(stdout: IO[bytes], deadline: float) -> dict[str, Any]:
 
 
 def _parsed(line: bytes) -> dict[str, Any] | None:
+    """A JSON-RPC message, read with the project's bounded strict parser; None for a line
+    that is not one (an answer with NaN, a repeated key or nesting past the limit counts)."""
+    from launcher_probe.json_input import InvalidJSON, loads_strict
+
     try:
-        value = json.loads(line)
-    except ValueError:
+        value = loads_strict(line.decode("utf-8"), "a server's message")
+    except (UnicodeDecodeError, InvalidJSON):
         return None
     return value if isinstance(value, dict) else None
 
