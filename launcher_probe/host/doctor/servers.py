@@ -127,21 +127,14 @@ def server_part(
         "assumed": check is None,
     }
     if check is not None and not check["ok"]:
-        problem, detail = check["problem"], check["detail"]
-        return {**part, "launcher": "unknown", "reason": problem, "detail": detail,
-                "fix": fix_for(problem, detail)}  # fmt: skip
-    capabilities = {SANDBOX_STATE_CAPABILITY: {}} if check is None else check["capabilities"]
-    transport = Transport.STDIO if server.transport == "stdio" else Transport.HTTP
-    described = ServerDescription(server.name, transport, capabilities)
-    result = tool_call_meta(described, sandbox_state=EXAMPLE_STATE, launcher=decision)
-    if result.launcher_included:
-        return {**part, "launcher": "sent", "reason": None, "detail": "", "fix": []}
-    reason = result.omitted_reason
-    assert reason is not None
-    return {
-        **part,
-        "launcher": "omitted",
-        "reason": str(reason),
-        "detail": result.detail,
-        "fix": fix_for(reason, result.detail),
-    }
+        launcher, reason, detail = "unknown", check["problem"], check["detail"]
+    else:
+        capabilities = {SANDBOX_STATE_CAPABILITY: {}} if check is None else check["capabilities"]
+        transport = Transport.STDIO if server.transport == "stdio" else Transport.HTTP
+        described = ServerDescription(server.name, transport, capabilities)
+        result = tool_call_meta(described, sandbox_state=EXAMPLE_STATE, launcher=decision)
+        launcher = "sent" if result.launcher_included else "omitted"
+        reason = None if result.omitted_reason is None else str(result.omitted_reason)
+        detail = result.detail
+    fix = [] if reason is None else fix_for(reason, detail)
+    return {**part, "launcher": launcher, "reason": reason, "detail": detail, "fix": fix}
