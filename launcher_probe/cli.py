@@ -31,6 +31,7 @@ exit codes:
 
 #: Every command: its name (also its module in ``launcher_probe.commands``) and its help.
 COMMANDS: dict[str, str] = {
+    "doctor": "explain whether MCP servers get the launcher, part by part, with the fix",
     "discover": "list every place the Codex CLI could be, with the path-rule verdict of each",
     "exec": "run a command under the launcher named in a tools/call _meta; exit with its status",
     "meta": "build a server's tools/call or resources/read _meta: publish or omit the launcher",
