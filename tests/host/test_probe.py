@@ -513,16 +513,14 @@ def test_a_codex_without_bubblewrap_says_what_to_install(fake_codex: FakeCodex) 
 def test_the_real_codex_alone_without_bubblewrap_says_what_to_install(
     real_codex: Path, codex_version: str, tmp_path: Path
 ) -> None:
-    """The binary alone (a hard link: no codex-resources/ beside it), as a single-file
-    install leaves it; with no system bwrap on the probe's PATH, Codex cannot sandbox."""
+    """The binary alone (a copy: no codex-resources/ beside it), as a single-file install
+    leaves it; with no system bwrap on the probe's PATH, Codex cannot sandbox. Not a hard
+    link: that would change the shared binary's ctime under every other user of it."""
     if any(os.path.exists(f"{directory}/bwrap") for directory in ("/usr/bin", "/bin")):
         pytest.skip("this host has a system bwrap, which a single-file Codex uses")
     single = tmp_path / "single" / "codex"
     single.parent.mkdir()
-    try:
-        os.link(real_codex, single)
-    except OSError:  # another file system: a copy
-        shutil.copy2(real_codex, single)
+    shutil.copy2(real_codex, single)
     result = probe_launcher(str(single), timeout=60.0)
     assert (result.ok, result.reason, result.version) == (
         False,
