@@ -25,7 +25,6 @@ from launcher_probe.host.inject import (
     dumps_meta,
     tool_call_meta,
 )
-from launcher_probe.host.memory import MEMORY
 from launcher_probe.host.resolver import resolve_launcher
 from tests.appserver.harness import SERVER_NAME, TOOL, AppServer, app_server, marked_processes
 from tests.conftest import HostEnv
@@ -43,14 +42,13 @@ INJECTED_KEYS = {
 
 
 @pytest.fixture
-def published(host_env: HostEnv, real_codex: Path) -> Iterator[Published]:
-    """The launcher decision this host makes for the binary the app-server runs. The
-    process's memory front forgets it afterwards, as it would forget this test's cache."""
+def published(host_env: HostEnv, real_codex: Path) -> Published:
+    """The launcher decision this host makes for the binary the app-server runs (the
+    ``host_env`` fixture makes the memory front forget it afterwards)."""
     host_env.codex_home.mkdir()
     decision = resolve_launcher(str(real_codex))
     assert isinstance(decision, Published), decision
-    yield decision
-    MEMORY.forget(str(real_codex))
+    return decision
 
 
 @pytest.fixture
