@@ -16,9 +16,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from mcp.server import ServerRequestContext
-from mcp.server.context import CallNext, HandlerResult
-from mcp.server.mcpserver import Context
+try:
+    from mcp.server import ServerRequestContext
+    from mcp.server.context import CallNext, HandlerResult
+    from mcp.server.mcpserver import Context
+except ImportError as error:  # the extra is missing (or an SDK 1.x is installed)
+    raise ImportError(
+        "launcher_probe.server.mcp needs the MCP Python SDK 2.x: "
+        f"pip install 'launcher-probe[mcp]' ({error})",
+        name=error.name,
+    ) from error
 
 from launcher_probe.contract import SANDBOX_CAPABILITIES, SANDBOX_STATE_UPDATE_METHOD
 from launcher_probe.server.request import SandboxRequest
