@@ -5,7 +5,12 @@ command's usual exit code."""
 from __future__ import annotations
 
 import json
+import os
 import re
+import select
+import signal
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -162,6 +167,34 @@ def test_a_published_decision_lists_the_candidates_passed_over(
     (passed_over,) = (item for item in decision["tried"] if item["path"] == str(broken / "codex"))
     assert passed_over["reason"] == "not_codex"
     assert set(passed_over) == {"source", "path", "resolved", "reason", "detail"}
+
+
+def test_a_signalled_command_under_json_reports_it(
+    host_env: HostEnv, fake_codex: FakeCodex, tmp_path: Path
+) -> None:
+    ready = tmp_path / "ready.fifo"
+    os.mkfifo(ready)
+    fifo = os.open(ready, os.O_RDONLY | os.O_NONBLOCK)
+    fake_codex.set_fault("double_fork_daemon", hang=True, step="sandbox", ready=str(ready))
+    argv = ["probe", "--json", str(fake_codex.path), "--timeout", "600"]
+    cli = subprocess.Popen(
+        [sys.executable, "-m", "launcher_probe", *argv],
+        env=host_env.env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert select.select([fifo], [], [], 60)[0], "the probe never got to its sandbox step"
+        cli.send_signal(signal.SIGTERM)
+        stdout, stderr = cli.communicate(timeout=60)
+    finally:
+        os.close(fifo)
+        cli.kill()
+    assert cli.returncode == 143, stderr
+    error = {"reason": "signalled", "detail": "ended by SIGTERM"}
+    assert one_report(stdout) == {"schema": 1, "error": error}
 
 
 def _documented_codes() -> set[str]:
