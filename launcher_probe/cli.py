@@ -143,16 +143,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     ends the command cleanly (nothing it started left running, no private directory left)
     with exit 128+N.
     """
-    from launcher_probe.commands.common import say
+    from launcher_probe.commands.common import say, stdout_writes
 
     words = sys.argv[1:] if argv is None else list(argv)
-    debug = "--debug" in words[: words.index("--")] if "--" in words else "--debug" in words
+    options = words[: words.index("--")] if "--" in words else words
+    debug = "--debug" in options
+    # With --json, a failure is also one JSON error report on stdout, unless the command
+    # printed its own document (a withheld decision, say) before failing.
+    written = stdout_writes() if "--json" in options else None
     try:
         with _terminating_signals_unwind():
             args = build_parser(words).parse_args(words)
             result: int = args.run(args)
             return result
     except _Signalled as signalled:
+        _json_error(written, "signalled", f"ended by {signal.Signals(signalled.number).name}")
         return 128 + signalled.number
     except LauncherProbeError as error:
         if debug:
@@ -160,15 +165,32 @@ def main(argv: Sequence[str] | None = None) -> int:
 
             traceback.print_exc()
         say(str(error))
+        _json_error(written, error.reason, str(error))
         return int(error.exit_code)
     except KeyboardInterrupt:
+        _json_error(written, "signalled", "ended by SIGINT")
         return 130
     except BrokenPipeError:
         # The reader left (``| head``): say nothing more, and let no flush at exit fail.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return int(ExitCode.INTERNAL)
     except Exception as error:
+        _json_error(written, "internal_error", repr(error))
         if debug:
             raise
         print(f"launcher-probe: internal error: {error!r} (rerun with --debug)", file=sys.stderr)
         return int(ExitCode.INTERNAL)
+
+
+def _json_error(written: int | None, reason: str, detail: str) -> None:
+    """Under ``--json`` (``written`` is the stdout count when the command began), the error
+    report on stdout, unless the command already printed its document; a reader that left
+    is ignored."""
+    from launcher_probe.commands.common import print_error_json, stdout_writes
+
+    if written is None or stdout_writes() != written:
+        return
+    try:
+        print_error_json(reason, detail)
+    except OSError:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())

@@ -36,6 +36,7 @@ class HelperUnavailable(LauncherProbeError):
     """No helper answered (none running, refused, died mid-request, unreadable answer)."""
 
     exit_code = ExitCode.WITHHELD
+    reason = "helper_unavailable"
 
 
 class HelperError(HelperUnavailable):
@@ -125,6 +126,16 @@ def decision_from_json(value: dict[str, Any]) -> Decision:
     from launcher_probe.host.fingerprint import Fingerprint
 
     warnings = tuple(str(warning) for warning in value["warnings"])
+    tried = tuple(
+        PassedOver(
+            str(item["source"]),
+            str(item["path"]),
+            None if item["resolved"] is None else str(item["resolved"]),
+            Reason(item["reason"]),
+            str(item["detail"]),
+        )
+        for item in value["tried"]
+    )
     if value["decision"] == "published":
         descriptor = LauncherDescriptor.from_json(value["launcher"])
         hops = value["fingerprint"]
@@ -139,19 +150,10 @@ def decision_from_json(value: dict[str, Any]) -> Decision:
             from_cache=bool(value["from_cache"]),
             probed_at=float(value["probed_at"]),
             warnings=warnings,
+            tried=tried,
         )
     if value["decision"] != "withheld":
         raise ValueError(f"unknown decision {value['decision']!r}")
-    tried = tuple(
-        PassedOver(
-            str(item["source"]),
-            str(item["path"]),
-            None if item["resolved"] is None else str(item["resolved"]),
-            Reason(item["reason"]),
-            str(item["detail"]),
-        )
-        for item in value["tried"]
-    )
     searched = tuple(
         {"source": str(place["source"]), "path": str(place["path"])} for place in value["searched"]
     )

@@ -1,4 +1,5 @@
-"""The one exception hierarchy; each class carries the CLI exit code it maps to."""
+"""The one exception hierarchy; each class carries the CLI exit code it maps to and the
+reason code of its JSON error report (``{"error": {"reason", "detail"}}``, docs/json.md)."""
 
 from __future__ import annotations
 
@@ -19,25 +20,32 @@ class LauncherProbeError(Exception):
     """Base of every error launcher-probe raises on purpose."""
 
     exit_code = ExitCode.INTERNAL
+    #: The stable reason code (a subclass or an instance may be more precise).
+    reason = "internal_error"
 
 
 class UsageError(LauncherProbeError):
     """The command line itself is wrong."""
 
     exit_code = ExitCode.USAGE
+    reason = "usage_error"
 
 
 class NothingUsable(LauncherProbeError):
     """No candidate passed; the launcher is withheld."""
 
     exit_code = ExitCode.WITHHELD
+    reason = "nothing_usable"
 
 
 class InputRejected(LauncherProbeError):
     """Input (a path, a config file, ``_meta``) was rejected; fail closed."""
 
     exit_code = ExitCode.REFUSED
+    reason = "input_rejected"
 
 
 class ConfigError(InputRejected):
     """The operator's configuration file is malformed."""
+
+    reason = "config_rejected"

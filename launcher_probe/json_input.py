@@ -31,9 +31,13 @@ from launcher_probe.errors import InputRejected
 class InvalidJSON(InputRejected, ValueError):
     """Text or a value that is not strict JSON; the message starts with what it is."""
 
+    reason = "invalid_json"
+
 
 class JSONLimitExceeded(InvalidJSON):
     """JSON that may be well formed but is larger or deeper than its ``Limits`` allow."""
+
+    reason = "json_limit_exceeded"
 
 
 @dataclass(frozen=True, slots=True)

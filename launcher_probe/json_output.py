@@ -3,6 +3,9 @@
 A path that is not UTF-8 reaches Python as a ``str`` with surrogate escapes; written
 as is it becomes invalid UTF-8 (or a crash). Every report shows such a path the way
 ``launcher_probe.host.paths.printable`` does: each undecodable byte as ``\\xNN``.
+
+Every report (a top-level JSON object the CLI prints, or a result of the helper) carries
+``"schema": SCHEMA``, the version of the shapes ``docs/json.md`` documents.
 """
 
 from __future__ import annotations
@@ -11,6 +14,21 @@ import json
 from typing import Any
 
 from launcher_probe.host.paths import printable
+
+#: The version of every report's shape (docs/json.md); raised when a shape changes
+#: incompatibly (a key removed or renamed, a meaning changed), not when a key is added.
+SCHEMA = 1
+
+
+def versioned(report: dict[str, Any]) -> dict[str, Any]:
+    """``report`` with ``"schema": SCHEMA`` first."""
+    return {"schema": SCHEMA, **report}
+
+
+def error_report(reason: str, detail: str) -> dict[str, Any]:
+    """The report of a failed command or request: ``{"schema": 1, "error": {"reason",
+    "detail"}}``."""
+    return versioned({"error": {"reason": reason, "detail": detail}})
 
 
 def utf8_text(text: str) -> str:

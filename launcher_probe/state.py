@@ -25,6 +25,8 @@ class InvalidSandboxState(InputRejected, ValueError):
     """The state is not a JSON object within ``STATE_LIMITS`` that survives a faithful
     round trip."""
 
+    reason = "invalid_sandbox_state"
+
 
 @dataclass(frozen=True, slots=True)
 class SandboxState:

@@ -82,8 +82,8 @@ def test_meta_explain_escapes_the_withheld_detail(host_env: HostEnv, odd_codex: 
     )  # fmt: skip
     explained = one_document(out)
     assert code == 0
-    assert explained["launcher"]["reason"] == "not_utf8"
-    assert shown(odd_codex.path) in explained["launcher"]["detail"]
+    assert explained["reason"] == "not_utf8"
+    assert shown(odd_codex.path) in explained["detail"]
 
 
 def test_discover_json_keeps_the_same_convention(host_env: HostEnv, odd_codex: FakeCodex) -> None:

@@ -9,7 +9,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from launcher_probe.errors import InputRejected, UsageError
-from launcher_probe.json_output import dumps_utf8, utf8_text
+from launcher_probe.json_output import dumps_utf8, error_report, utf8_text, versioned
 
 
 def escaped(text: str) -> str:
@@ -30,9 +30,22 @@ def say_warnings(warnings: Iterable[str]) -> None:
         say(f"warning: {warning}")
 
 
+class _Written:
+    """How many times ``write_stdout`` wrote: ``main`` prints a ``--json`` error report
+    only when its command printed no document of its own (one document, never two)."""
+
+    count = 0
+
+
+def stdout_writes() -> int:
+    """How many texts ``write_stdout`` has written in this process."""
+    return _Written.count
+
+
 def write_stdout(text: str) -> None:
     """``text`` and a newline on stdout as UTF-8, whatever the locale says."""
     line = utf8_text(text) + "\n"
+    _Written.count += 1
     binary = getattr(sys.stdout, "buffer", None)
     if binary is None:  # stdout replaced by a text-only stream (an embedding host, say)
         sys.stdout.write(line)
@@ -42,9 +55,16 @@ def write_stdout(text: str) -> None:
     binary.flush()
 
 
-def print_json(value: Any, *, indent: int | None = 2) -> None:
-    """``value`` as JSON on stdout (indented unless ``indent`` is None), always valid UTF-8."""
-    write_stdout(dumps_utf8(value, indent=indent))
+def print_json(value: dict[str, Any], *, indent: int | None = 2, wire: bool = False) -> None:
+    """A report on stdout as JSON with ``"schema"`` (docs/json.md), indented unless
+    ``indent`` is None, always valid UTF-8. ``wire``: an object of the Codex contract (the
+    launcher descriptor), printed exactly as it is, without ``"schema"``."""
+    write_stdout(dumps_utf8(value if wire else versioned(value), indent=indent))
+
+
+def print_error_json(reason: str, detail: str) -> None:
+    """The error report ``{"schema": 1, "error": {"reason", "detail"}}`` on stdout."""
+    write_stdout(dumps_utf8(error_report(reason, detail), indent=2))
 
 
 def argument_text(option: str, value: str) -> str:

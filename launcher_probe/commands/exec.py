@@ -32,6 +32,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="operator opt-out: run CMD unsandboxed when the launcher or state is unusable",
     )
     parser.add_argument(
+        "--json",
+        action="store_true",
+        help="when it cannot run CMD, print the JSON error report on stdout too",
+    )
+    parser.add_argument(
         "argv", nargs=argparse.REMAINDER, metavar="-- CMD ...", help="the command, after --"
     )
 

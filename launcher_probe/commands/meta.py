@@ -54,9 +54,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--codex", metavar="PATH", help="resolve this path (when the launcher could be sent)"
     )
     parser.add_argument(
-        "--explain", action="store_true", help='print {"meta": ..., "launcher": {why}}'
+        "--explain",
+        action="store_true",
+        help='print the report {"schema": 1, "meta": ..., "included", "launcher", "reason", '
+        '"detail"}',
     )
-    parser.add_argument("--json", action="store_true", help="accepted; the output is always JSON")
+    parser.add_argument(
+        "--json",
+        action="store_true",
+        help="the output is always JSON; with --json an error is a JSON report on stdout too",
+    )
     add_via(parser)
 
 

@@ -34,7 +34,7 @@ def run(args: argparse.Namespace) -> int:
     timeout = DEFAULT_TIMEOUT if args.timeout is None else args.timeout
     result = probe_launcher(native, timeout=timeout, level=ProbeLevel(args.level))
     if args.json:
-        print_json({"path": path, "probed_path": native, **result.to_json()})
+        print_json({"path": path, "resolved": native, **result.to_json()})
     elif result.ok:
         print(escaped(f"pass: {native}: {result.detail} in {result.duration:.2f} s"))
     else:

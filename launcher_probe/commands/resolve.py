@@ -41,7 +41,7 @@ def run(args: argparse.Namespace) -> int:
         say_warnings(decision.warnings)
     if isinstance(decision, Published):
         if not args.json:
-            print_json(decision.descriptor.to_json(), indent=None)
+            print_json(decision.descriptor.to_json(), indent=None, wire=True)
         return int(ExitCode.OK)
     detail = " ".join(decision.detail.split())
     raise NothingUsable(f"launcher withheld: {decision.reason}: {detail}")

@@ -208,9 +208,10 @@ class VerdictCache:
                 {
                     "file": printable(str(read.file)),
                     "path": printable(record.path),
-                    "native": printable(record.fingerprint.native),
+                    "resolved": printable(record.fingerprint.native),
                     "ok": record.result.ok,
                     "reason": None if record.result.reason is None else str(record.result.reason),
+                    "detail": printable(record.result.detail),
                     "transient": record.result.transient,
                     "version": record.result.version,
                     "probed_at": record.probed_at,

@@ -40,6 +40,8 @@ _TEMPORARY_PREFIX, _TEMPORARY_SUFFIX = ".record-", ".tmp"
 class CacheUnavailable(InputRejected):
     """The cache directory cannot be created or is not trustworthy; resolve without it."""
 
+    reason = "cache_unavailable"
+
 
 @dataclass(frozen=True, slots=True)
 class CacheRecord:

@@ -10,34 +10,6 @@ from launcher_probe.host.fingerprint import Fingerprint
 
 
 @dataclass(frozen=True, slots=True)
-class Published:
-    """A verified launcher, bound to the fingerprint it was verified under."""
-
-    descriptor: LauncherDescriptor
-    source: str
-    version: str
-    fingerprint: Fingerprint
-    from_cache: bool
-    probed_at: float
-    #: Problems met on the way that did not stop the decision (an untrusted cache, say).
-    warnings: tuple[str, ...] = ()
-
-    def to_json(self) -> dict[str, Any]:
-        """``{"decision": "published", "launcher": {"codexExecutable": ...}, ...}``."""
-        return {
-            "decision": "published",
-            "launcher": self.descriptor.to_json(),
-            "source": self.source,
-            "path": self.fingerprint.path,
-            "version": self.version,
-            "from_cache": self.from_cache,
-            "probed_at": self.probed_at,
-            "fingerprint": self.fingerprint.to_json(),
-            "warnings": list(self.warnings),
-        }
-
-
-@dataclass(frozen=True, slots=True)
 class PassedOver:
     """A candidate the resolver tried and did not publish, and why."""
 
@@ -55,6 +27,39 @@ class PassedOver:
             "resolved": self.resolved,
             "reason": str(self.reason),
             "detail": self.detail,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Published:
+    """A verified launcher, bound to the fingerprint it was verified under."""
+
+    descriptor: LauncherDescriptor
+    source: str
+    version: str
+    fingerprint: Fingerprint
+    from_cache: bool
+    probed_at: float
+    #: Problems met on the way that did not stop the decision (an untrusted cache, say).
+    warnings: tuple[str, ...] = ()
+    #: The candidates passed over before this one, in order.
+    tried: tuple[PassedOver, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        """``{"decision": "published", "launcher": {"codexExecutable": ...}, "source",
+        "path", "resolved", ..., "tried": [...]}`` (docs/json.md)."""
+        return {
+            "decision": "published",
+            "launcher": self.descriptor.to_json(),
+            "source": self.source,
+            "path": self.fingerprint.path,
+            "resolved": self.descriptor.codex_executable,
+            "version": self.version,
+            "from_cache": self.from_cache,
+            "probed_at": self.probed_at,
+            "fingerprint": self.fingerprint.to_json(),
+            "tried": [candidate.to_json() for candidate in self.tried],
+            "warnings": list(self.warnings),
         }
 
 

@@ -26,6 +26,8 @@ from launcher_probe.host.cache_store import CacheUnavailable
 class LockTimeout(LauncherProbeError):
     """Another process held an entry's lock past the timeout."""
 
+    reason = "lock_timeout"
+
     def __init__(self, lock_file: Path, waited: float) -> None:
         super().__init__(
             f"lock file {lock_file} still held by another process or thread "

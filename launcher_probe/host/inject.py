@@ -33,7 +33,7 @@ from launcher_probe.host.meta_input import (
     host_object,
 )
 from launcher_probe.json_input import META_LIMITS
-from launcher_probe.json_output import dumps_utf8
+from launcher_probe.json_output import dumps_utf8, versioned
 from launcher_probe.state import InvalidSandboxState, SandboxState
 
 __all__ = [
@@ -106,9 +106,16 @@ class MetaResult:
     state: SandboxState | None = None
 
     def explanation(self) -> dict[str, Any]:
-        """``{"included": bool, "reason": str | None, "detail": str}``."""
+        """``{"included": bool, "launcher": {"codexExecutable": ...} | None, "reason": str |
+        None, "detail": str}``: the launcher sent, or why none was."""
         reason = None if self.omitted_reason is None else self.omitted_reason.value
-        return {"included": self.launcher_included, "reason": reason, "detail": self.detail}
+        launcher = self.meta.get(SANDBOX_LAUNCHER_KEY) if self.launcher_included else None
+        return {
+            "included": self.launcher_included,
+            "launcher": launcher,
+            "reason": reason,
+            "detail": self.detail,
+        }
 
 
 #: The sandbox state as a ``SandboxState``, JSON text, or an already-parsed object.
@@ -180,14 +187,15 @@ def dumps_meta(result: MetaResult, *, indent: int | None = None, explain: bool =
     """JSON text of ``result.meta`` with the state keys spliced in as the state's original text,
     always valid UTF-8 (``launcher_probe.json_output``); linear in its size.
 
-    With ``explain``: ``{"meta": <meta>, "launcher": <result.explanation()>}``.
+    With ``explain``: the report ``{"schema": 1, "meta": <meta>, **result.explanation()}``
+    (docs/json.md).
     """
     separators = (",", ":") if indent is None else None
     state_text = "" if result.state is None else result.state.text.strip(_JSON_WHITESPACE)
     while True:  # a placeholder no value holds: a fresh random one, checked by counting
         placeholder = f"launcher-probe-state-{secrets.token_hex(16)}"
         meta, spliced = _spliced(result, placeholder)
-        document = {"meta": meta, "launcher": result.explanation()} if explain else meta
+        document = versioned({"meta": meta, **result.explanation()}) if explain else meta
         try:
             text = dumps_utf8(document, indent=indent, separators=separators)
         except (TypeError, ValueError, RecursionError) as error:  # meta changed after the build

@@ -29,6 +29,8 @@ PROGRESS_TOKEN_KEY = "progressToken"  # noqa: S105  (a _meta key, not a secret)
 class MetaRejected(InputRejected):
     """Request metadata was rejected; nothing is sent (fail closed)."""
 
+    reason = "meta_rejected"
+
 
 def key_form(key: str) -> str:
     """``key`` as a lenient reader could take it: case folded, every whitespace and every

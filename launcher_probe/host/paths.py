@@ -32,6 +32,8 @@ class PathRejected(InputRejected):
     def __init__(self, verdict: PathVerdict) -> None:
         super().__init__(f"{verdict.reason}: {verdict.detail}")
         self.verdict = verdict
+        if verdict.reason is not None:
+            self.reason = str(verdict.reason)  # the path rule's own code (docs/json.md)
 
 
 def printable(path: str | bytes) -> str:

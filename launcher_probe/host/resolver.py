@@ -273,6 +273,6 @@ def resolve_launcher(
         )
         outcome = attempt.decide()
         if isinstance(outcome, Published):
-            return replace(outcome, warnings=tuple(warnings))
+            return replace(outcome, warnings=tuple(warnings), tried=tuple(tried))
         tried.append(outcome)
     return _withheld(found, tried, warnings)

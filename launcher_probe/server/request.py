@@ -40,17 +40,25 @@ _STATE_MISSING = f"sandbox state missing: _meta has no {SANDBOX_STATE_KEY}"
 class LauncherUnavailable(InputRejected):
     """``_meta`` names no usable launcher; the command is refused, not run unsandboxed."""
 
+    reason = "launcher_unavailable"
+
 
 class MissingSandboxState(InputRejected):
     """``_meta`` carries no usable sandbox state; the command is refused."""
+
+    reason = "sandbox_state_missing"
 
 
 class AmbiguousSandboxState(InputRejected):
     """The preferred and the deprecated state keys carry different states."""
 
+    reason = "sandbox_state_ambiguous"
+
 
 class AuthorityChanged(InputRejected):
     """A later request's state or launcher differs from the one something was started under."""
+
+    reason = "authority_changed"
 
 
 def _meta_mapping(meta: object) -> Mapping[str, Any]:

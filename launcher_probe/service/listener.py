@@ -21,6 +21,8 @@ BACKLOG = 128
 class ServiceRefused(InputRejected):
     """The helper cannot serve on this socket (unsafe directory, another helper, ...)."""
 
+    reason = "service_refused"
+
 
 def _private_directory(directory: str) -> None:
     """Create ``directory`` 0700 (and missing parents 0700); refuse it unless it is ours,

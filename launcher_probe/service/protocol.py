@@ -14,7 +14,7 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from launcher_probe.json_output import dumps_utf8
+from launcher_probe.json_output import dumps_utf8, versioned
 from launcher_probe.state import InvalidJSON, loads_strict
 
 VERSION = 1
@@ -202,12 +202,13 @@ def _encode(value: Any) -> bytes:
     return dumps_utf8(value, separators=(",", ":")).encode("utf-8") + b"\n"
 
 
-def result_line(result: Any, request_id: object = None) -> bytes:
-    """``{"v": 1, "ok": true, "result": ...}`` (with ``id`` when given), one line."""
+def result_line(result: dict[str, Any], request_id: object = None) -> bytes:
+    """``{"v": 1, "ok": true, "result": {"schema": 1, ...}}`` (with ``id`` when given), one
+    line."""
     response: dict[str, Any] = {"v": VERSION, "ok": True}
     if request_id is not None:
         response["id"] = request_id
-    response["result"] = result
+    response["result"] = versioned(result)
     return _encode(response)
 
 
@@ -228,6 +229,7 @@ def error_line(reason: ErrorReason, detail: str, request_id: object = None) -> b
     return _encode(response)
 
 
-def encode_result(result: Any) -> bytes:
-    """A result object as one line of JSON without the newline (for result_line_from_text)."""
-    return _encode(result)[:-1]
+def encode_result(result: dict[str, Any]) -> bytes:
+    """A result object, with ``"schema"``, as one line of JSON without the newline (for
+    result_line_from_text)."""
+    return _encode(versioned(result))[:-1]

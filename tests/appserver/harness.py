@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.appserver.client import AppServerClient, Message
-from tests.server.mcp_client import EXAMPLE_SERVER
+from tests.server.mcp_client import EXAMPLE_MODULE
 
 HERE = Path(__file__).resolve().parent
 SERVER_NAME = "shell"
@@ -110,7 +110,7 @@ class AppServer:
 
 
 def _config(port: int, records: Path, mark: str) -> str:
-    server_args = [str(HERE / "recording_server.py"), str(records), str(EXAMPLE_SERVER)]
+    server_args = [str(HERE / "recording_server.py"), str(records), EXAMPLE_MODULE]
     return f"""\
 model = "mock-model"
 model_provider = "mock"

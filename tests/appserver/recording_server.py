@@ -1,12 +1,12 @@
-"""Run an MCP server script unchanged, recording the raw bytes it reads and writes on stdio.
+"""Run an MCP server module unchanged, recording the raw bytes it reads and writes on stdio.
 
-    python recording_server.py LOG_DIR SERVER_SCRIPT [ARGS...]
+    python recording_server.py LOG_DIR SERVER_MODULE [ARGS...]
 
 Before the server starts, stdin and stdout are put behind pipes: a thread copies each
 byte from the real stdin to the server (and to ``LOG_DIR/<pid>.in``), another copies the
 server's output to the real stdout (and to ``LOG_DIR/<pid>.out``), so the log holds the
-JSON-RPC lines exactly as the host sent them. Then SERVER_SCRIPT runs in this process as
-``__main__`` with ARGS.
+JSON-RPC lines exactly as the host sent them. Then SERVER_MODULE runs in this process as
+``__main__`` with ARGS (as ``python -m SERVER_MODULE ARGS`` would).
 """
 
 from __future__ import annotations
@@ -47,13 +47,13 @@ def _tee_stdout(log: Path) -> threading.Thread:
 
 
 def main() -> None:
-    log_dir, script, *args = sys.argv[1:]
+    log_dir, module, *args = sys.argv[1:]
     base = Path(log_dir) / str(os.getpid())
     _tee_stdin(base.with_suffix(".in"))
     copier = _tee_stdout(base.with_suffix(".out"))
-    sys.argv = [script, *args]
+    sys.argv = [module, *args]
     try:
-        runpy.run_path(script, run_name="__main__")
+        runpy.run_module(module, run_name="__main__", alter_sys=True)
     finally:
         sys.stdout.flush()
         os.close(1)  # the last write end: the copier sees end of file and finishes

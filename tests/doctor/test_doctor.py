@@ -17,7 +17,7 @@ from tests.conftest import HostEnv, run_cli
 from tests.fakes import install_fake_codex
 from tests.host.test_shims import npm_global
 
-TOP_KEYS = ["ok", "settings", "candidates", "launcher", "helper", "servers"]
+TOP_KEYS = ["schema", "ok", "settings", "candidates", "launcher", "helper", "servers"]
 
 
 def doctor_json(env: dict[str, str], *args: str) -> tuple[int, dict[str, object]]:

@@ -12,10 +12,10 @@ import psutil
 import pytest
 
 from launcher_probe.contract import SANDBOX_CAPABILITIES
-from tests.conftest import ROOT, HostEnv, run_cli
+from tests.conftest import HostEnv, run_cli
+from tests.server.mcp_client import EXAMPLE_SERVER
 
 HERE = Path(__file__).resolve().parent
-EXAMPLE_SERVER = ROOT / "examples" / "sandboxed_shell_server.py"
 #: Generous: the example server imports the MCP SDK, seconds on a loaded machine.
 SERVER_TIMEOUT = 20
 
@@ -35,7 +35,7 @@ def write_config(codex_home: Path, marker: str) -> Path:
         f"""
 [mcp_servers.example]
 command = {python}
-args = [{toml_string(str(EXAMPLE_SERVER))}, "--timeout", "5"]
+args = [{", ".join(map(toml_string, EXAMPLE_SERVER))}, "--timeout", "5"]
 env = {{ LAUNCHER_PROBE_TEST_MARKER = "{marker}" }}
 
 [mcp_servers.silent]

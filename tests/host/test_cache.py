@@ -321,14 +321,15 @@ def test_cache_show_and_clear(host_env: HostEnv, fake_codex: FakeCodex, tmp_path
 
     assert resolve_json(host_env.env, fake_codex.path)[0] == 0
     listing = json.loads(run_cli("cache", "show", "--json", env=host_env.env).stdout)
-    assert set(listing) == {"directory", "host_id", "records", "problems"}
+    assert set(listing) == {"schema", "directory", "host_id", "records", "problems"}
     (entry,) = listing["records"]
     assert set(entry) == {
         "file",
         "path",
-        "native",
+        "resolved",
         "ok",
         "reason",
+        "detail",
         "transient",
         "version",
         "probed_at",
@@ -354,7 +355,11 @@ def test_cache_show_and_clear(host_env: HostEnv, fake_codex: FakeCodex, tmp_path
 
     cleared = run_cli("cache", "clear", "--json", env=host_env.env)
     assert cleared.returncode == 0
-    assert json.loads(cleared.stdout) == {"directory": listing["directory"], "removed": 2}
+    assert json.loads(cleared.stdout) == {
+        "schema": 1,
+        "directory": listing["directory"],
+        "removed": 2,
+    }
     assert list(Path(listing["directory"]).glob("*.json")) == []
     assert resolve_json(host_env.env, fake_codex.path)[1]["from_cache"] is False
 

@@ -6,6 +6,7 @@ Also the rule for ``resolve_launcher`` (issue 9.14): a decision about the launch
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -62,5 +63,10 @@ def test_every_command_reading_a_deeply_nested_config_exits_4_naming_it(
 ) -> None:
     config = write_config(host_env, f"codex = {DEEP}\n")
     done = run_cli(*command, env=host_env.env)
-    assert (done.returncode, done.stdout) == (ExitCode.REFUSED, "")
+    assert done.returncode == ExitCode.REFUSED
     assert done.stderr == f"launcher-probe: {config}: nested too deeply\n"
+    if "--json" not in command:
+        assert done.stdout == ""
+        return
+    error = {"reason": "config_rejected", "detail": f"{config}: nested too deeply"}
+    assert json.loads(done.stdout) == {"schema": 1, "error": error}

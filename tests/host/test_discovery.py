@@ -291,7 +291,7 @@ def test_discover_command_json_shape_and_exit_codes(
     result = run_cli("discover", "--json", env=dict(os.environ))
     assert result.returncode == 0, result.stderr
     report = json.loads(result.stdout)
-    assert list(report) == ["candidates", "skipped", "searched"]
+    assert list(report) == ["schema", "candidates", "skipped", "searched"]
     items = [c for c in report["candidates"] if c["source"] != "harness"]
     assert [list(item) for item in items] == [KEYS, KEYS]
     assert items[0] == {

@@ -452,17 +452,18 @@ def test_dumps_meta_explain_shape(published: Published) -> None:
     result = tool_call_meta(ServerDescription("f", Transport.REMOTE, CAPABLE), sandbox_state=STATE,
                             launcher=published)  # fmt: skip
     assert json.loads(dumps_meta(result, indent=2, explain=True)) == {
+        "schema": 1,
         "meta": {SANDBOX_STATE_KEY: STATE, SANDBOX_STATE_META_KEY: STATE},
-        "launcher": {
-            "included": False,
-            "reason": "transport_not_stdio",
-            "detail": "the remote transport shares no filesystem with the host",
-        },
+        "included": False,
+        "launcher": None,
+        "reason": "transport_not_stdio",
+        "detail": "the remote transport shares no filesystem with the host",
     }
     empty = tool_call_meta(stdio(capabilities={}), sandbox_state=None, launcher=None)
     assert dumps_meta(empty, explain=True) == (
-        '{"meta":{},"launcher":{"included":false,"reason":"capability_not_advertised",'
-        '"detail":"server does not advertise codex/sandbox-state or codex/sandbox-state-meta"}}'
+        '{"schema":1,"meta":{},"included":false,"launcher":null,'
+        '"reason":"capability_not_advertised",'
+        '"detail":"server does not advertise codex/sandbox-state or codex/sandbox-state-meta"}'
     )
 
 

@@ -11,7 +11,7 @@ import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -51,16 +51,16 @@ def workspace(tmp_path: Path) -> Path:
 
 
 def session_with(
-    server: Path,
+    server: Sequence[str],
     env: dict[str, str],
     errlog: Path,
     body: Callable[[SandboxedSession], Awaitable[T]],
     **options: Any,
 ) -> T:
-    """Run ``body`` on a sandboxed session with ``server`` (a real process)."""
+    """Run ``body`` on a sandboxed session with ``python SERVER...`` (a real process)."""
 
     async def main() -> T:
-        parameters = StdioServerParameters(command=sys.executable, args=[str(server)], env=env)
+        parameters = StdioServerParameters(command=sys.executable, args=[*server], env=env)
         with errlog.open("w") as stderr, anyio.fail_after(120):
             async with sandboxed_stdio_session(parameters, errlog=stderr, **options) as session:
                 return await body(session)
@@ -167,7 +167,7 @@ def test_every_call_and_read_carries_the_injectors_meta(
         return called, read, built, built_read
 
     called, read, built, built_read = session_with(
-        ECHO_SERVER, env, tmp_path / "server.err", body, decision=withheld
+        [str(ECHO_SERVER)], env, tmp_path / "server.err", body, decision=withheld
     )
     assert isinstance(called.content[0], types.TextContent)
     assert isinstance(read.contents[0], types.TextResourceContents)

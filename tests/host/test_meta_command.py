@@ -101,9 +101,9 @@ def test_explain_says_why_and_nothing_is_probed_when_the_launcher_cannot_be_sent
         code, out, err = meta(host_env, *args, "--codex", str(fake_codex.path), "--explain")
         assert (code, err) == (0, "")
         explained = json.loads(out)
-        assert explained["launcher"]["included"] is False
-        assert explained["launcher"]["reason"] == reason
-        assert explained["launcher"]["detail"]
+        assert explained["included"] is False
+        assert explained["reason"] == reason
+        assert explained["detail"]
         assert SANDBOX_LAUNCHER_KEY not in explained["meta"]
     assert fake_codex.calls() == []
 
@@ -118,7 +118,9 @@ def test_capable_stdio_server_gets_the_resolved_launcher(
     assert json.loads(out)[SANDBOX_LAUNCHER_KEY] == {"codexExecutable": str(fake_codex.path)}
     assert fake_codex.probe_count() == 1
     code, out, _ = meta(host_env, *args, "--explain")
-    assert json.loads(out)["launcher"] == {"included": True, "reason": None, "detail": ""}
+    explained = json.loads(out)
+    assert (explained["included"], explained["reason"], explained["detail"]) == (True, None, "")
+    assert explained["launcher"] == {"codexExecutable": str(fake_codex.path)}
     assert fake_codex.probe_count() == 1  # the second answer came from the cache
 
 
@@ -132,8 +134,8 @@ def test_withheld_launcher_is_omitted_with_the_resolver_reason(
     )  # fmt: skip
     assert (code, err) == (0, "")
     explained = json.loads(out)
-    assert explained["launcher"]["included"] is False
-    assert explained["launcher"]["reason"] == Reason.NOT_CODEX
+    assert explained["included"] is False
+    assert explained["reason"] == Reason.NOT_CODEX
     assert list(explained["meta"]) == [SANDBOX_STATE_KEY, SANDBOX_STATE_META_KEY]
 
 
@@ -303,6 +305,11 @@ def test_meta_command_with_the_real_codex(host_env: HostEnv, codex_copy: Path) -
     )  # fmt: skip
     assert (code, err) == (0, "")
     explained: dict[str, Any] = json.loads(out)
-    assert explained["launcher"] == {"included": True, "reason": None, "detail": ""}
-    assert explained["meta"][SANDBOX_LAUNCHER_KEY] == {"codexExecutable": str(codex_copy)}
+    launcher = {"codexExecutable": str(codex_copy)}
+    assert (explained["included"], explained["launcher"], explained["reason"]) == (
+        True,
+        launcher,
+        None,
+    )
+    assert explained["meta"][SANDBOX_LAUNCHER_KEY] == launcher
     assert out.count(ODD_STATE) == 2

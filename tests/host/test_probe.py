@@ -408,8 +408,9 @@ def test_probe_command_json_and_exit_codes(host_env: HostEnv, fake_codex: FakeCo
     assert passed.returncode == 0, passed.stderr
     shape = json.loads(passed.stdout)
     assert set(shape) == {
+        "schema",
         "path",
-        "probed_path",
+        "resolved",
         "ok",
         "reason",
         "detail",
@@ -419,7 +420,7 @@ def test_probe_command_json_and_exit_codes(host_env: HostEnv, fake_codex: FakeCo
         "transient",
         "steps",
     }
-    assert shape["probed_path"] == str(fake_codex.path)
+    assert shape["resolved"] == str(fake_codex.path)
     fake_codex.set_fault("state_rejected")
     failed = run_cli("probe", str(fake_codex.path), "--json", env=host_env.env)
     assert failed.returncode == 3
@@ -456,7 +457,7 @@ def test_probe_command_escapes_control_characters_of_the_path(
     assert ran.stdout.startswith(f"pass: {tmp_path}/x\\npass: evil/codex: codex-cli 0.169.0")
     assert ran.stdout.count("\n") == 1
     as_json = json.loads(run_cli("probe", str(fake.path), "--json", env=host_env.env).stdout)
-    assert as_json["probed_path"] == str(fake.path)
+    assert as_json["resolved"] == str(fake.path)
 
 
 def test_probe_command_checks_the_path_rules_first(
@@ -553,6 +554,6 @@ def test_the_npm_shim_is_probed_as_its_native_binary(
     assert ran.returncode == 0, ran.stdout + ran.stderr
     verdict = json.loads(ran.stdout)
     assert verdict["path"] == str(shim)
-    assert verdict["probed_path"] == os.path.realpath(real_codex)
+    assert verdict["resolved"] == os.path.realpath(real_codex)
     assert verdict["version"] == codex_version
     assert {step["argv"][0] for step in verdict["steps"]} == {os.path.realpath(real_codex)}

@@ -59,10 +59,13 @@ def test_published_json(host_env: HostEnv, fake_codex: FakeCodex) -> None:
     first = published(host_env, fake_codex.path)
     second = published(host_env, fake_codex.path)
     assert set(first) == {
+        "schema",
         "decision",
         "launcher",
         "source",
         "path",
+        "resolved",
+        "tried",
         "version",
         "from_cache",
         "probed_at",
@@ -71,6 +74,7 @@ def test_published_json(host_env: HostEnv, fake_codex: FakeCodex) -> None:
         "via",
     }
     assert first["launcher"] == {"codexExecutable": str(fake_codex.path)}
+    assert (first["schema"], first["resolved"], first["tried"]) == (1, str(fake_codex.path), [])
     assert (first["source"], first["version"], first["warnings"]) == ("explicit", "0.169.0", [])
     assert (first["from_cache"], second["from_cache"]) == (False, True)
     assert second["probed_at"] == first["probed_at"]
@@ -88,7 +92,9 @@ def test_withheld_exit_3_one_stderr_line(host_env: HostEnv, fake_codex: FakeCode
 
     code, decision = resolve_json(host_env, "--codex", str(fake_codex.path))
     assert code == 3
-    assert set(decision) == {"decision", "reason", "detail", "tried", "searched", "warnings", "via"}
+    assert set(decision) == {
+        *("schema", "decision", "reason", "detail", "tried", "searched", "warnings", "via")
+    }
     assert (decision["decision"], decision["reason"]) == ("withheld", "not_codex")
     (tried,) = decision["tried"]
     assert set(tried) == {"source", "path", "resolved", "reason", "detail"}

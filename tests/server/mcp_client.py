@@ -10,8 +10,9 @@ from typing import Any, TypeVar
 import anyio
 from mcp import ClientSession, StdioServerParameters, stdio_client, types
 
-ROOT = Path(__file__).resolve().parent.parent.parent
-EXAMPLE_SERVER = ROOT / "examples" / "sandboxed_shell_server.py"
+#: The example server: the module the package ships, and how it is started.
+EXAMPLE_MODULE = "launcher_probe.examples.shell_server"
+EXAMPLE_SERVER = ("-m", EXAMPLE_MODULE)
 
 T = TypeVar("T")
 
@@ -28,7 +29,7 @@ def with_example_server(
 
     async def session() -> T:
         parameters = StdioServerParameters(
-            command=sys.executable, args=[str(EXAMPLE_SERVER), *server_args], env=env
+            command=sys.executable, args=[*EXAMPLE_SERVER, *server_args], env=env
         )
         with errlog.open("w") as stderr:
             async with (

@@ -82,11 +82,12 @@ def test_the_id_is_kept_on_errors_after_the_envelope() -> None:
 def test_lines_are_single_json_objects() -> None:
     ok = result_line({"path": "/a\nb"}, "x")
     assert ok.count(b"\n") == 1 and ok.endswith(b"\n")
-    assert json.loads(ok) == {"v": 1, "ok": True, "id": "x", "result": {"path": "/a\nb"}}
+    result = {"schema": 1, "path": "/a\nb"}
+    assert json.loads(ok) == {"v": 1, "ok": True, "id": "x", "result": result}
     spliced = result_line_from_text(encode_result({"a": [1]}), 3)
-    assert json.loads(spliced) == {"v": 1, "ok": True, "id": 3, "result": {"a": [1]}}
+    assert json.loads(spliced) == {"v": 1, "ok": True, "id": 3, "result": {"schema": 1, "a": [1]}}
     bare = result_line_from_text(encode_result({}))
-    assert json.loads(bare) == {"v": 1, "ok": True, "result": {}}
+    assert json.loads(bare) == {"v": 1, "ok": True, "result": {"schema": 1}}
     error = json.loads(error_line(ErrorReason.BUSY, "full"))
     assert error == {"v": 1, "ok": False, "error": {"reason": "busy", "detail": "full"}}
 

@@ -175,10 +175,12 @@ def test_resolve_is_warm_then_forget_probes_again(helper: Helper, fake_codex: Fa
     assert (first["from_cache"], second["from_cache"]) == (False, True)
     assert fake_codex.probe_count() == 1
     assert helper.ask({"op": "forget", "codex": str(fake_codex.path)})["result"] == {
-        "forgotten": True
+        "schema": 1,
+        "forgotten": True,
     }
     assert helper.ask({"op": "forget", "codex": str(fake_codex.path)})["result"] == {
-        "forgotten": False
+        "schema": 1,
+        "forgotten": False,
     }
     third = helper.ask(resolve_request(fake_codex))["result"]
     assert third["from_cache"] is False
@@ -206,14 +208,16 @@ def test_meta_publishes_and_omits_with_the_injector(helper: Helper, fake_codex: 
             "progress_token": 4,
         }
     )["result"]
-    assert answer["launcher"] == {"included": True, "reason": None, "detail": ""}
+    launcher = {"codexExecutable": str(fake_codex.path)}
+    assert (answer["schema"], answer["included"], answer["launcher"]) == (1, True, launcher)
+    assert (answer["reason"], answer["detail"]) == (None, "")
     assert answer["meta"]["codex/sandbox-launcher"] == {"codexExecutable": str(fake_codex.path)}
     assert answer["meta"]["codex/sandbox-state"] == json.loads(state)
     assert list(answer["meta"])[-1] == "progressToken"
     http = helper.ask({"op": "meta", "server": {**capable, "transport": "http"}, "state": state})[
         "result"
     ]
-    assert http["launcher"]["reason"] == "transport_not_stdio"
+    assert (http["launcher"], http["reason"]) == (None, "transport_not_stdio")
     assert "codex/sandbox-launcher" not in http["meta"]
     read = helper.ask(
         {

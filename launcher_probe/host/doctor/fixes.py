@@ -116,6 +116,10 @@ _FIXES: dict[str, Callable[[str, str | None], list[str]]] = {
         "binary with --codex"
     ),
     Reason.NOT_NATIVE: _fixed("name the codex executable, not {path}"),
+    Reason.UNRECOGNISED_SCRIPT: _fixed(
+        "{path} is a script launcher-probe cannot follow to the native binary: name the "
+        "native Codex binary it runs with --codex or LAUNCHER_PROBE_CODEX"
+    ),
     Reason.NOT_CODEX: _fixed(
         "{path} is not the Codex CLI (--version must print codex-cli <version>): name the "
         "real one with --codex or LAUNCHER_PROBE_CODEX"

@@ -5,13 +5,14 @@ server runs ``<codexExecutable> sandbox --sandbox-state-json <state> -- <command
 Without a usable launcher or state the tool fails closed: it reports why and runs
 nothing. ``--allow-unsandboxed`` is the operator's explicit opt-out.
 
-Register it with Codex (``~/.codex/config.toml``)::
+Run it as ``python -m launcher_probe.examples.shell_server``; register it with Codex
+(``~/.codex/config.toml``), with the Python that has ``launcher-probe[mcp]`` installed::
 
     [mcp_servers.shell]
-    command = "python3"
-    args = ["/path/to/sandboxed_shell_server.py"]
+    command = "/path/to/venv/bin/python"
+    args = ["-m", "launcher_probe.examples.shell_server"]
 
-Needs ``launcher-probe[mcp]`` (the official MCP Python SDK, 2.x).
+Needs ``pip install 'launcher-probe[mcp]'`` (the official MCP Python SDK, 2.x).
 """
 
 from __future__ import annotations
@@ -23,12 +24,13 @@ import subprocess
 import tempfile
 from typing import BinaryIO, TypedDict
 
+# First: without the mcp extra, its ImportError says what to install.
+from launcher_probe.server.mcp import codex_sandbox_middleware, sandbox_request  # isort: skip
 from mcp.server import MCPServer
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
 
 from launcher_probe.errors import InputRejected
-from launcher_probe.server.mcp import codex_sandbox_middleware, sandbox_request
 from launcher_probe.server.request import SandboxRequest
 
 #: Bytes of stdout, and of stderr, returned to the client; the rest is dropped.
