@@ -8,9 +8,12 @@ as is it becomes invalid UTF-8 (or a crash). Every report shows such a path the 
 from __future__ import annotations
 
 import json
-from typing import Any
 
 from launcher_probe.host.paths import printable
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def utf8_text(text: str) -> str:
