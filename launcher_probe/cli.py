@@ -1,23 +1,26 @@
 """The command line: an argparse front over ``launcher_probe.commands``.
 
 Only the chosen command's module is imported and only its arguments are built, so that a
-warm ``resolve`` loads what it needs and nothing more.
+warm ``resolve`` loads what it needs and nothing more; the plain ``resolve`` forms an MCP
+runtime uses (see ``commands.resolve.plain_form``) need no parser at all.
 """
 
 from __future__ import annotations
 
-import argparse
-import importlib
 import os
 import signal
 import sys
-from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from types import FrameType, ModuleType
-from typing import Any
 
 from launcher_probe import __version__
 from launcher_probe.errors import ExitCode, LauncherProbeError, UsageError
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    import argparse
+    from collections.abc import Callable, Iterator, Sequence
+    from types import FrameType, ModuleType
+    from typing import NoReturn
 
 EXIT_CODES_HELP = """\
 exit codes:
@@ -42,13 +45,6 @@ COMMANDS: dict[str, str] = {
 }
 
 
-class _Parser(argparse.ArgumentParser):
-    """argparse that raises UsageError instead of exiting, so main() owns exit codes."""
-
-    def error(self, message: str) -> Any:
-        raise UsageError(f"{message} (see {self.prog} --help)")
-
-
 def _chosen(argv: Sequence[str]) -> str | None:
     """The command named in ``argv`` (the first word that is not an option), if any."""
     for word in argv:
@@ -58,11 +54,21 @@ def _chosen(argv: Sequence[str]) -> str | None:
 
 
 def _command_module(name: str) -> ModuleType:
+    import importlib
+
     return importlib.import_module(f"launcher_probe.commands.{name}")
 
 
 def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     """The parser; with ``argv``, only the command it names gets its arguments built."""
+    import argparse
+
+    class _Parser(argparse.ArgumentParser):
+        """argparse that raises UsageError instead of exiting, so main() owns exit codes."""
+
+        def error(self, message: str) -> NoReturn:
+            raise UsageError(f"{message} (see {self.prog} --help)")
+
     parser = _Parser(
         prog="launcher-probe",
         description=(
@@ -136,6 +142,16 @@ def _terminating_signals_unwind() -> Iterator[None]:
             signal.signal(each, handler)
 
 
+def _plain_command(words: list[str]) -> Callable[[], int] | None:
+    """The command ``words`` name when it is a plain ``resolve`` (run without building the
+    parser, whose import and subparsers cost more than a warm resolve); else None."""
+    if words[:1] != ["resolve"]:
+        return None
+    from launcher_probe.commands.resolve import plain_form
+
+    return plain_form(words[1:])
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; errors become one line on stderr and an exit code.
 
@@ -153,6 +169,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     written = stdout_writes() if "--json" in options else None
     try:
         with _terminating_signals_unwind():
+            plain = _plain_command(words)
+            if plain is not None:
+                return plain()
             args = build_parser(words).parse_args(words)
             result: int = args.run(args)
             return result

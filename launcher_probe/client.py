@@ -12,11 +12,13 @@ import _socket
 import json
 import os
 import time
-from typing import TYPE_CHECKING, Any
 
 from launcher_probe.errors import ExitCode, InputRejected, LauncherProbeError, UsageError
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
+    from typing import Any
+
     from launcher_probe.host.decision import Decision
 
 #: How the CLI gets a decision: the helper if it answers, only the helper, or in process.

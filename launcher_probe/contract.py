@@ -8,10 +8,13 @@ from __future__ import annotations
 
 import enum
 import os
-from dataclasses import dataclass
-from typing import Any
 
 from launcher_probe.errors import InputRejected
+from launcher_probe.value import Value
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from typing import Any
 
 #: ``_meta`` key carrying the opaque sandbox policy (preferred name).
 SANDBOX_STATE_KEY = "codex/sandbox-state"
@@ -79,18 +82,19 @@ class InvalidLauncherDescriptor(InputRejected, ValueError):
     """A value that is not a launcher descriptor with an absolute ``codexExecutable``."""
 
 
-@dataclass(frozen=True, slots=True)
-class LauncherDescriptor:
+class LauncherDescriptor(Value):
     """The value of ``codex/sandbox-launcher``: ``{"codexExecutable": "/abs/path"}``."""
 
+    __slots__ = ("codex_executable",)
     codex_executable: str
 
-    def __post_init__(self) -> None:
-        if not isinstance(self.codex_executable, str):
+    def __init__(self, codex_executable: str) -> None:
+        if not isinstance(codex_executable, str):
             raise InvalidLauncherDescriptor(f"{CODEX_EXECUTABLE_FIELD} must be a string")
-        if not os.path.isabs(self.codex_executable):
-            shown = repr(self.codex_executable)
+        if not os.path.isabs(codex_executable):
+            shown = repr(codex_executable)
             raise InvalidLauncherDescriptor(f"{CODEX_EXECUTABLE_FIELD} must be absolute: {shown}")
+        super().__init__(codex_executable=codex_executable)
 
     def to_json(self) -> dict[str, str]:
         """The exact wire form."""

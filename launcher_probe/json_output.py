@@ -11,9 +11,12 @@ Every report (a top-level JSON object the CLI prints, or a result of the helper)
 from __future__ import annotations
 
 import json
-from typing import Any
 
 from launcher_probe.host.paths import printable
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from typing import Any
 
 #: The version of every report's shape (docs/json.md); raised when a shape changes
 #: incompatibly (a key removed or renamed, a meaning changed), not when a key is added.

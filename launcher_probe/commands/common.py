@@ -3,13 +3,16 @@ JSON|@FILE and seconds arguments."""
 
 from __future__ import annotations
 
-import argparse
 import sys
-from collections.abc import Iterable
-from typing import Any
 
 from launcher_probe.errors import InputRejected, UsageError
 from launcher_probe.json_output import dumps_utf8, error_report, utf8_text, versioned
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    import argparse
+    from collections.abc import Iterable
+    from typing import Any
 
 
 def escaped(text: str) -> str:
@@ -121,6 +124,8 @@ def argument_json(option: str, value: str | None, *, must_be_object: bool) -> An
 
 def positive_seconds(text: str) -> float:
     """argparse type: a finite number of seconds above zero."""
+    import argparse
+
     try:
         value = float(text)
     except ValueError:

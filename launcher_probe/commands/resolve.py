@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
-import argparse
+import functools
 
+from launcher_probe.client import VIA, resolve_via
 from launcher_probe.commands.common import add_seconds, add_via, print_json, say_warnings
 from launcher_probe.errors import ExitCode
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    import argparse
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -23,24 +28,74 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from launcher_probe.client import resolve_via
-    from launcher_probe.errors import NothingUsable
-    from launcher_probe.host.decision import Published
-
-    decision, via = resolve_via(
-        args.via,
+    return resolve_and_print(
         args.codex,
+        as_json=args.json,
+        via=args.via,
         refresh=args.refresh,
         use_cache=not args.no_cache,
         timeout=args.timeout,
         lock_timeout=args.lock_timeout,
     )
-    if args.json:
-        print_json({**decision.to_json(), "via": via})
+
+
+def plain_form(words: list[str]) -> functools.partial[int] | None:
+    """``resolve WORDS`` ready to run when WORDS hold nothing but ``--codex PATH``,
+    ``--json`` and ``--via MODE`` (also as ``--option=value``), each at most once, in any
+    order: what argparse would make of them, without building it. None for anything else
+    (help, errors, other options, abbreviations, a value that looks like an option): the
+    parser takes those."""
+    given: dict[str, str | bool] = {}
+    rest = iter(words)
+    for word in rest:
+        option, equals, inline = word.partition("=")
+        if option in given or option not in ("--codex", "--json", "--via"):
+            return None
+        if option == "--json":
+            if equals:
+                return None
+            given[option] = True
+            continue
+        value = inline if equals else next(rest, None)
+        if value is None or (not equals and value.startswith("-")):
+            return None  # missing, or an option where argparse would say so
+        if option == "--via" and value not in VIA:
+            return None
+        given[option] = value
+    codex, via = given.get("--codex"), given.get("--via", "auto")
+    assert (codex is None or isinstance(codex, str)) and isinstance(via, str)
+    return functools.partial(resolve_and_print, codex, as_json="--json" in given, via=via)
+
+
+def resolve_and_print(
+    codex: str | None,
+    *,
+    as_json: bool = False,
+    via: str = "auto",
+    refresh: bool = False,
+    use_cache: bool = True,
+    timeout: float | None = None,
+    lock_timeout: float | None = None,
+) -> int:
+    """Resolve (see ``client.resolve_via``) and print the descriptor, or with ``as_json``
+    the whole decision and who made it; NothingUsable when the launcher is withheld."""
+    from launcher_probe.errors import NothingUsable
+    from launcher_probe.host.decision import Published
+
+    decision, made_by = resolve_via(
+        via,
+        codex,
+        refresh=refresh,
+        use_cache=use_cache,
+        timeout=timeout,
+        lock_timeout=lock_timeout,
+    )
+    if as_json:
+        print_json({**decision.to_json(), "via": made_by})
     else:
         say_warnings(decision.warnings)
     if isinstance(decision, Published):
-        if not args.json:
+        if not as_json:
             print_json(decision.descriptor.to_json(), indent=None, wire=True)
         return int(ExitCode.OK)
     detail = " ".join(decision.detail.split())

@@ -11,11 +11,8 @@ from __future__ import annotations
 import contextlib
 import math
 import os
+import sys
 import time
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
-from pathlib import Path
-from typing import Any
 
 from launcher_probe.host.cache_store import (
     CacheRead,
@@ -23,12 +20,19 @@ from launcher_probe.host.cache_store import (
     CacheUnavailable,
     RecordStore,
 )
-from launcher_probe.host.entry_lock import LockTimeout, entry_lock
+from launcher_probe.host.decision import Published
 from launcher_probe.host.fingerprint import Fingerprint
 from launcher_probe.host.hostid import host_id
-from launcher_probe.host.memory import MemoryFront
 from launcher_probe.host.paths import printable
 from launcher_probe.host.probe_result import PROBE_PROTOCOL_VERSION, ProbeResult
+from launcher_probe.value import Value
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator
+    from typing import Any
+
+    from launcher_probe.host.memory import MemoryFront
 
 __all__ = [
     "CACHE_DIR_ENV",
@@ -37,23 +41,33 @@ __all__ = [
     "CacheRecord",
     "CacheUnavailable",
     "Lifetimes",
-    "LockTimeout",
     "VerdictCache",
     "cache_root",
 ]
 
 #: Environment variable that overrides the cache root.
 CACHE_DIR_ENV = "LAUNCHER_PROBE_CACHE_DIR"
+APP_NAME = "launcher-probe"
 DEFAULT_LOCK_TIMEOUT = 30.0
 
 
-@dataclass(frozen=True, slots=True)
-class Lifetimes:
+class Lifetimes(Value):
     """How long a verdict may be used, in seconds, by kind of verdict."""
 
-    passed: float = 24 * 3600.0
-    permanent_failure: float = 3600.0
-    transient_failure: float = 30.0
+    __slots__ = ("passed", "permanent_failure", "transient_failure")
+    passed: float
+    permanent_failure: float
+    transient_failure: float
+
+    def __init__(
+        self,
+        passed: float = 24 * 3600.0,
+        permanent_failure: float = 3600.0,
+        transient_failure: float = 30.0,
+    ) -> None:
+        super().__init__(
+            passed=passed, permanent_failure=permanent_failure, transient_failure=transient_failure
+        )
 
     def of(self, result: ProbeResult) -> float:
         """The lifetime of ``result``."""
@@ -70,9 +84,15 @@ class Lifetimes:
             and now < record.probed_at + self.of(record.result)
         )
 
+    def publishable(self, record: CacheRecord, now: float) -> bool:
+        """True when ``record`` may be published as it is: a passed verdict, fresh at
+        ``now``, whose fingerprint still matches the disk (one ``lstat`` per component)."""
+        return record.result.ok and self.fresh(record, now) and record.fingerprint.still_matches()
 
-def cache_root() -> Path:
-    """``$LAUNCHER_PROBE_CACHE_DIR``, else platformdirs' user cache dir for launcher-probe.
+
+def cache_root() -> str:
+    """``$LAUNCHER_PROBE_CACHE_DIR``, else platformdirs' user cache dir for launcher-probe
+    (see :func:`user_cache_dir`).
 
     CacheUnavailable when the variable names a relative path (it would follow the cwd).
     """
@@ -82,10 +102,30 @@ def cache_root() -> Path:
             raise CacheUnavailable(
                 f"{CACHE_DIR_ENV}={given!r} is not an absolute path; cache not used"
             )
-        return Path(given)
+        return given
+    return user_cache_dir()
+
+
+def user_cache_dir() -> str:
+    """``platformdirs.user_cache_dir("launcher-probe", appauthor=False)``.
+
+    On Linux, when ``$XDG_CACHE_HOME`` is absolute, or unset or empty with an absolute
+    ``$HOME``, that is the XDG rule (``$XDG_CACHE_HOME/launcher-probe``, else
+    ``$HOME/.cache/launcher-probe``), computed here: importing platformdirs (pathlib,
+    tempfile, shutil, random...) would cost a warm CLI ``resolve`` more than all its work.
+    The tests check the two agree. Anything else (no usable HOME, another OS, Android)
+    is platformdirs' to answer.
+    """
+    android = hasattr(sys, "getandroidapilevel") or "ANDROID_ROOT" in os.environ
+    if sys.platform == "linux" and not android:
+        xdg = os.environ.get("XDG_CACHE_HOME", "")
+        if os.path.isabs(xdg):
+            return os.path.join(xdg, APP_NAME)
+        if not xdg and os.path.isabs(os.environ.get("HOME", "")):
+            return os.path.join(os.path.expanduser("~/.cache"), APP_NAME)
     import platformdirs
 
-    return Path(platformdirs.user_cache_dir("launcher-probe", appauthor=False))
+    return platformdirs.user_cache_dir(APP_NAME, appauthor=False)
 
 
 class VerdictCache:
@@ -94,7 +134,7 @@ class VerdictCache:
 
     def __init__(
         self,
-        root: Path | None = None,
+        root: str | os.PathLike[str] | None = None,
         *,
         lifetimes: Lifetimes | None = None,
         lock_timeout: float = DEFAULT_LOCK_TIMEOUT,
@@ -105,7 +145,7 @@ class VerdictCache:
         exists and is not ours. ``lock_timeout`` must be finite and positive."""
         if not 0 < lock_timeout < math.inf:
             raise ValueError(f"lock_timeout must be finite and positive, not {lock_timeout!r}")
-        self.disk = RecordStore(cache_root() if root is None else root, host_id())
+        self.disk = RecordStore(cache_root() if root is None else os.fspath(root), host_id())
         self.root = self.disk.root
         self.host_id = self.disk.host_id
         self.directory = self.disk.directory
@@ -115,11 +155,11 @@ class VerdictCache:
         self.memory = memory
         self.disk.check_directories(create=False)
 
-    def record_file(self, path: str) -> Path:
+    def record_file(self, path: str) -> str:
         """Where the record for ``path`` (as found) lives."""
         return self.disk.record_file(path)
 
-    def lock_file(self, path: str) -> Path:
+    def lock_file(self, path: str) -> str:
         """The lock file guarding the record for ``path``."""
         return self.disk.lock_file(path)
 
@@ -161,6 +201,25 @@ class VerdictCache:
         if self.memory is not None:
             self.memory.put(read.record)
         return read.record
+
+    def published(self, source: str, path: str) -> Published | None:
+        """The decision for the operator's ``path`` (found through ``source``) that its
+        record on disk gives, without discovery: only when the record's walk leads from
+        ``path`` to the native binary by symlinks alone (no shim, dispatcher or wrapper,
+        whose target may depend on files and variables the walk does not cover), passes
+        the path rules and :meth:`Lifetimes.publishable`. None otherwise: then resolve the
+        slow way, which reads the record again and reports what is wrong with it."""
+        record = self.disk.read(self.record_file(path)).record
+        if record is None or record.path != path:
+            return None
+        fingerprint = record.fingerprint
+        if fingerprint.end != fingerprint.native or not fingerprint.verdict().ok:
+            return None
+        if not self.lifetimes.publishable(record, self.clock()):
+            return None
+        if self.memory is not None:
+            self.memory.put(record)
+        return Published.of_record(record, source)
 
     def store(self, fingerprint: Fingerprint, result: ProbeResult, probed_at: float) -> CacheRecord:
         """Record ``result`` for ``fingerprint`` (atomically, 0600, directories made 0700 on
@@ -245,6 +304,8 @@ class VerdictCache:
         """Hold the entry lock for ``path`` (threads and processes alike), making the
         cache directories first. LockTimeout when it stays held; CacheUnavailable when
         the lock file cannot be made."""
+        from launcher_probe.host.entry_lock import entry_lock  # threads: the slow path only
+
         self.disk.check_directories(create=True)
         with entry_lock(self.lock_file(path), self.lock_timeout):
             yield

@@ -8,25 +8,18 @@ hands back was read from a private, regular, well-formed file of this host.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
-import math
 import os
 import stat
 import time
-from dataclasses import dataclass
-from pathlib import Path
-from typing import Any
 
-from launcher_probe import __version__
 from launcher_probe.errors import InputRejected
-from launcher_probe.host.fingerprint import Fingerprint
+from launcher_probe.host.cache_record import CacheRecord as CacheRecord  # re-exported
+from launcher_probe.host.digest import sha256_hex
 from launcher_probe.host.paths import printable
-from launcher_probe.host.probe_result import PROBE_PROTOCOL_VERSION, ProbeResult
+from launcher_probe.value import Value
 
-#: Version of the record format and of the directory layout (``v2``: the fingerprint is
-#: the whole walk the path rules judge).
-SCHEMA_VERSION = 2
+#: The directory layout, versioned with the record format (``cache_record.SCHEMA_VERSION``).
 LAYOUT = "v2"
 #: A record larger than this is not a record.
 MAX_RECORD_BYTES = 1 << 20
@@ -43,110 +36,47 @@ class CacheUnavailable(InputRejected):
     reason = "cache_unavailable"
 
 
-@dataclass(frozen=True, slots=True)
-class CacheRecord:
-    """One cached verdict, bound to this host, the path as found and its fingerprint."""
-
-    host_id: str
-    fingerprint: Fingerprint
-    result: ProbeResult
-    probed_at: float
-    expires_at: float
-    launcher_probe_version: str = __version__
-    probe_protocol: int = PROBE_PROTOCOL_VERSION
-
-    @property
-    def path(self) -> str:
-        """The path as found."""
-        return self.fingerprint.path
-
-    def to_json(self) -> dict[str, Any]:
-        """The on-disk form."""
-        return {
-            "schema": SCHEMA_VERSION,
-            "launcher_probe_version": self.launcher_probe_version,
-            "probe_protocol": self.probe_protocol,
-            "host_id": self.host_id,
-            "path": self.path,
-            "fingerprint": self.fingerprint.record_json(),
-            "result": self.result.to_json(),
-            "probed_at": self.probed_at,
-            "expires_at": self.expires_at,
-        }
-
-    @classmethod
-    def from_json(cls, value: Any) -> CacheRecord:
-        """Parse the on-disk form; ValueError (or TypeError, KeyError, OverflowError) on any
-        deviation, a path that is not UTF-8 text included."""
-        if not isinstance(value, dict):
-            raise ValueError("not a JSON object")
-        schema = value.get("schema")
-        if type(schema) is not int or schema != SCHEMA_VERSION:
-            raise ValueError(f"unknown schema {schema!r}")
-        for name in ("host_id", "path", "launcher_probe_version"):
-            if not isinstance(value.get(name), str):
-                raise ValueError(f"{name} must be a string")
-            value[name].encode("utf-8")  # a lone surrogate is no text
-        for name in ("probed_at", "expires_at"):
-            moment = value.get(name)
-            if isinstance(moment, bool) or not isinstance(moment, int | float):
-                raise ValueError(f"{name} must be a number")
-            if not math.isfinite(moment):  # OverflowError for an int beyond any float
-                raise ValueError(f"{name} must be a finite number")
-        if type(value.get("probe_protocol")) is not int:
-            raise ValueError("probe_protocol must be an integer")
-        fingerprint = Fingerprint.from_record_json(value["fingerprint"])
-        if fingerprint.path != value["path"]:
-            raise ValueError("the fingerprint is of another path")
-        return cls(
-            host_id=value["host_id"],
-            fingerprint=fingerprint,
-            result=ProbeResult.from_json(value["result"]),
-            probed_at=float(value["probed_at"]),
-            expires_at=float(value["expires_at"]),
-            launcher_probe_version=value["launcher_probe_version"],
-            probe_protocol=value["probe_protocol"],
-        )
-
-
-@dataclass(frozen=True, slots=True)
-class CacheRead:
+class CacheRead(Value):
     """What one record file held: a trusted record, or why it was not trusted."""
 
-    file: Path
+    __slots__ = ("file", "record", "problem")
+    file: str
     record: CacheRecord | None
-    problem: str | None = None
+    problem: str | None
+
+    def __init__(self, file: str, record: CacheRecord | None, problem: str | None = None) -> None:
+        super().__init__(file=file, record=record, problem=problem)
 
 
 def record_name(path: str) -> str:
     """The file name stem of the record for ``path`` (any ``str``, lone surrogates too)."""
-    return hashlib.sha256(path.encode("utf-8", "surrogatepass")).hexdigest()
+    return sha256_hex(path.encode("utf-8", "surrogatepass"))
 
 
 class RecordStore:
-    """The record files of one host in one cache root."""
+    """The record files of one host in one cache root (a path, as ``str``)."""
 
-    def __init__(self, root: Path, host_id: str) -> None:
+    def __init__(self, root: str, host_id: str) -> None:
         self.root = root
         self.host_id = host_id
-        self.directory = root / LAYOUT / host_id
+        self.directory = os.path.join(root, LAYOUT, host_id)
 
-    def record_file(self, path: str) -> Path:
+    def record_file(self, path: str) -> str:
         """Where the record for ``path`` (as found) lives."""
-        return self.directory / f"{record_name(path)}.json"
+        return os.path.join(self.directory, f"{record_name(path)}.json")
 
-    def lock_file(self, path: str) -> Path:
+    def lock_file(self, path: str) -> str:
         """The lock file guarding the record for ``path``."""
-        return self.directory / f"{record_name(path)}.lock"
+        return os.path.join(self.directory, f"{record_name(path)}.lock")
 
     def check_directories(self, *, create: bool) -> None:
         """Verify (and with ``create``, first make, 0700) the root, ``v2`` and host
         directories: each present must be ours and not writable by others; ``root`` may
         be a symlink, the ones below it may not. CacheUnavailable otherwise."""
-        for directory in (self.root, self.root / LAYOUT, self.directory):
+        for directory in (self.root, os.path.join(self.root, LAYOUT), self.directory):
             try:
                 if create:
-                    directory.mkdir(mode=0o700, parents=directory is self.root, exist_ok=True)
+                    _make_directory(directory, parents=directory is self.root)
                 st = os.stat(directory) if directory is self.root else os.lstat(directory)
             except OSError as error:
                 if not create and isinstance(error, FileNotFoundError):
@@ -156,7 +86,7 @@ class RecordStore:
                 ) from error
             _check_private(directory, st)
 
-    def read(self, file: Path) -> CacheRead:
+    def read(self, file: str) -> CacheRead:
         """Read one record file, trusting nothing: a bad record is a problem, never an error."""
         try:
             fd = os.open(file, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
@@ -187,19 +117,19 @@ class RecordStore:
             return CacheRead(file, None, f"not a valid record ({printable(str(error))})")
         if record.host_id != self.host_id:
             return CacheRead(file, None, f"written by another host ({record.host_id})")
-        if file.name != self.record_file(record.path).name:
+        if os.path.basename(file) != f"{record_name(record.path)}.json":
             return CacheRead(file, None, f"a record for another path ({record.path})")
         return CacheRead(file, record)
 
-    def record_files(self) -> list[Path]:
+    def record_files(self) -> list[str]:
         """Every ``*.json`` entry of this host's directory, sorted by name."""
         try:
             names = sorted(os.listdir(self.directory))
         except FileNotFoundError:
             return []
-        return [self.directory / name for name in names if name.endswith(".json")]
+        return [os.path.join(self.directory, name) for name in names if name.endswith(".json")]
 
-    def write(self, record: CacheRecord) -> Path:
+    def write(self, record: CacheRecord) -> str:
         """Store ``record`` atomically (temporary file, fsync, replace), 0600, making the
         directories first when needed. OSError or CacheUnavailable propagate."""
         import tempfile
@@ -223,7 +153,7 @@ class RecordStore:
             raise
         return file
 
-    def remove(self, file: Path) -> bool:
+    def remove(self, file: str) -> bool:
         """Unlink ``file`` unless it is a directory; True when it was removed."""
         with contextlib.suppress(OSError):
             if not stat.S_ISDIR(os.lstat(file).st_mode):
@@ -258,19 +188,32 @@ class RecordStore:
                 if record is not None and not os.path.lexists(record.path):
                     self.remove(file)
 
-    def _temporaries(self) -> list[Path]:
+    def _temporaries(self) -> list[str]:
         try:
             names = os.listdir(self.directory)
         except FileNotFoundError:
             return []
         return [
-            self.directory / name
+            os.path.join(self.directory, name)
             for name in names
             if name.startswith(_TEMPORARY_PREFIX) and name.endswith(_TEMPORARY_SUFFIX)
         ]
 
 
-def _check_private(directory: Path, st: os.stat_result) -> None:
+def _make_directory(directory: str, *, parents: bool) -> None:
+    """Make ``directory`` 0700 (and, with ``parents``, its missing parents) unless it is
+    one already; FileExistsError when something else is in its place."""
+    if parents:
+        os.makedirs(directory, mode=0o700, exist_ok=True)
+        return
+    try:
+        os.mkdir(directory, mode=0o700)
+    except FileExistsError:
+        if not os.path.isdir(directory):
+            raise
+
+
+def _check_private(directory: str, st: os.stat_result) -> None:
     if not stat.S_ISDIR(st.st_mode):
         raise CacheUnavailable(f"cache directory {directory} is not a directory; cache not used")
     if st.st_uid != os.geteuid():

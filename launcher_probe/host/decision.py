@@ -2,38 +2,31 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+from launcher_probe.contract import LauncherDescriptor
+from launcher_probe.value import Value
 
-from launcher_probe.contract import LauncherDescriptor, Reason
-from launcher_probe.host.fingerprint import Fingerprint
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from typing import Any
 
-
-@dataclass(frozen=True, slots=True)
-class PassedOver:
-    """A candidate the resolver tried and did not publish, and why."""
-
-    source: str
-    path: str
-    resolved: str | None
-    reason: Reason
-    detail: str
-
-    def to_json(self) -> dict[str, Any]:
-        """``{"source", "path", "resolved", "reason", "detail"}``."""
-        return {
-            "source": self.source,
-            "path": self.path,
-            "resolved": self.resolved,
-            "reason": str(self.reason),
-            "detail": self.detail,
-        }
+    from launcher_probe.contract import Reason
+    from launcher_probe.host.cache_store import CacheRecord
+    from launcher_probe.host.fingerprint import Fingerprint
 
 
-@dataclass(frozen=True, slots=True)
-class Published:
+class Published(Value):
     """A verified launcher, bound to the fingerprint it was verified under."""
 
+    __slots__ = (
+        "descriptor",
+        "source",
+        "version",
+        "fingerprint",
+        "from_cache",
+        "probed_at",
+        "warnings",
+        "tried",
+    )
     descriptor: LauncherDescriptor
     source: str
     version: str
@@ -41,9 +34,44 @@ class Published:
     from_cache: bool
     probed_at: float
     #: Problems met on the way that did not stop the decision (an untrusted cache, say).
-    warnings: tuple[str, ...] = ()
+    warnings: tuple[str, ...]
     #: The candidates passed over before this one, in order.
-    tried: tuple[PassedOver, ...] = ()
+    tried: tuple[PassedOver, ...]
+
+    def __init__(
+        self,
+        descriptor: LauncherDescriptor,
+        source: str,
+        version: str,
+        fingerprint: Fingerprint,
+        from_cache: bool,
+        probed_at: float,
+        warnings: tuple[str, ...] = (),
+        tried: tuple[PassedOver, ...] = (),
+    ) -> None:
+        super().__init__(
+            descriptor=descriptor,
+            source=source,
+            version=version,
+            fingerprint=fingerprint,
+            from_cache=from_cache,
+            probed_at=probed_at,
+            warnings=warnings,
+            tried=tried,
+        )
+
+    @classmethod
+    def of_record(cls, record: CacheRecord, source: str) -> Published:
+        """The decision a cached passed verdict gives for its path, found through ``source``
+        (whoever serves it has checked that it may: see ``Lifetimes.publishable``)."""
+        return cls(
+            descriptor=LauncherDescriptor(record.fingerprint.native),
+            source=source,
+            version=record.result.version or "",
+            fingerprint=record.fingerprint,
+            from_cache=True,
+            probed_at=record.probed_at,
+        )
 
     def to_json(self) -> dict[str, Any]:
         """``{"decision": "published", "launcher": {"codexExecutable": ...}, "source",
@@ -63,17 +91,55 @@ class Published:
         }
 
 
-@dataclass(frozen=True, slots=True)
-class Withheld:
-    """No launcher: the deciding reason, and every candidate tried."""
+class PassedOver(Value):
+    """A candidate the resolver tried and did not publish, and why."""
 
+    __slots__ = ("source", "path", "resolved", "reason", "detail")
+    source: str
+    path: str
+    resolved: str | None
     reason: Reason
     detail: str
-    tried: tuple[PassedOver, ...] = ()
+
+    def __init__(
+        self, source: str, path: str, resolved: str | None, reason: Reason, detail: str
+    ) -> None:
+        super().__init__(source=source, path=path, resolved=resolved, reason=reason, detail=detail)
+
+    def to_json(self) -> dict[str, Any]:
+        """``{"source", "path", "resolved", "reason", "detail"}``."""
+        return {
+            "source": self.source,
+            "path": self.path,
+            "resolved": self.resolved,
+            "reason": str(self.reason),
+            "detail": self.detail,
+        }
+
+
+class Withheld(Value):
+    """No launcher: the deciding reason, and every candidate tried."""
+
+    __slots__ = ("reason", "detail", "tried", "warnings", "searched")
+    reason: Reason
+    detail: str
+    tried: tuple[PassedOver, ...]
     #: Problems met on the way that did not decide the outcome.
-    warnings: tuple[str, ...] = ()
+    warnings: tuple[str, ...]
     #: Every place discovery searched, ``{"source", "path"}`` as ``discover --json`` shows.
-    searched: tuple[dict[str, str], ...] = ()
+    searched: tuple[dict[str, str], ...]
+
+    def __init__(
+        self,
+        reason: Reason,
+        detail: str,
+        tried: tuple[PassedOver, ...] = (),
+        warnings: tuple[str, ...] = (),
+        searched: tuple[dict[str, str], ...] = (),
+    ) -> None:
+        super().__init__(
+            reason=reason, detail=detail, tried=tried, warnings=warnings, searched=searched
+        )
 
     def to_json(self) -> dict[str, Any]:
         """``{"decision": "withheld", "reason", "detail", "tried": [...], "searched": [...],
@@ -88,4 +154,5 @@ class Withheld:
         }
 
 
+#: What the resolver decides.
 Decision = Published | Withheld

@@ -15,7 +15,6 @@ looked at; the remainder is reported in ``skipped`` with reason ``limit``.
 
 from __future__ import annotations
 
-import enum
 import glob
 import itertools
 import os
@@ -26,9 +25,9 @@ from typing import Any
 from launcher_probe.contract import Reason
 from launcher_probe.host.config import configured_codex
 from launcher_probe.host.paths import PathVerdict, check_launcher_path, printable
+from launcher_probe.host.sources import ENV_VAR as ENV_VAR  # re-exported
+from launcher_probe.host.sources import Source as Source  # re-exported
 
-#: Environment variable naming the operator's Codex executable.
-ENV_VAR = "LAUNCHER_PROBE_CODEX"
 EXECUTABLE = "codex"
 #: PATH entries looked at (empty and relative ones included); the rest is ``skipped``.
 MAX_PATH_ENTRIES = 1024
@@ -38,18 +37,6 @@ MAX_GLOB_MATCHES = 64
 STANDALONE_PACKAGE = "standalone"
 #: Path-rule failures after which there is nothing to resolve.
 _UNRESOLVABLE = (Reason.NOT_ABSOLUTE, Reason.NOT_UTF8, Reason.NOT_FOUND)
-
-
-class Source(enum.StrEnum):
-    """Where a candidate came from; the first three are the operator's word."""
-
-    EXPLICIT = "explicit"
-    ENV = "env"
-    CONFIG = "config"
-    HARNESS = "harness"
-    STANDALONE = "standalone"
-    PATH = "path"
-    KNOWN = "known"
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,11 +16,13 @@ import fcntl
 import os
 import threading
 import time
-from collections.abc import Iterator
-from pathlib import Path
 
 from launcher_probe.errors import LauncherProbeError
 from launcher_probe.host.cache_store import CacheUnavailable
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from collections.abc import Iterator
 
 
 class LockTimeout(LauncherProbeError):
@@ -28,7 +30,7 @@ class LockTimeout(LauncherProbeError):
 
     reason = "lock_timeout"
 
-    def __init__(self, lock_file: Path, waited: float) -> None:
+    def __init__(self, lock_file: str, waited: float) -> None:
         super().__init__(
             f"lock file {lock_file} still held by another process or thread "
             f"after waiting {waited:.1f} s"
@@ -40,7 +42,7 @@ class LockTimeout(LauncherProbeError):
 class _ReleaseWatch:
     """Sets :attr:`released` once the lock on ``lock_file`` is (or becomes) free."""
 
-    def __init__(self, lock_file: Path, fd: int) -> None:
+    def __init__(self, lock_file: str, fd: int) -> None:
         self.lock_file = lock_file
         self.released = threading.Event()
         threading.Thread(target=self._watch, args=(fd,), daemon=True).start()
@@ -59,11 +61,11 @@ class _ReleaseWatch:
             self.released.set()
 
 
-_WATCHES: dict[Path, _ReleaseWatch] = {}
+_WATCHES: dict[str, _ReleaseWatch] = {}
 _WATCHES_LOCK = threading.Lock()
 
 
-def _watch(lock_file: Path) -> _ReleaseWatch:
+def _watch(lock_file: str) -> _ReleaseWatch:
     """The live watch of ``lock_file`` in this process, started when there is none."""
     with _WATCHES_LOCK:
         watch = _WATCHES.get(lock_file)
@@ -72,7 +74,7 @@ def _watch(lock_file: Path) -> _ReleaseWatch:
         return watch
 
 
-def _open(lock_file: Path) -> int:
+def _open(lock_file: str) -> int:
     try:
         return os.open(lock_file, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
     except OSError as error:
@@ -82,7 +84,7 @@ def _open(lock_file: Path) -> int:
 
 
 @contextlib.contextmanager
-def entry_lock(lock_file: Path, timeout: float) -> Iterator[None]:
+def entry_lock(lock_file: str, timeout: float) -> Iterator[None]:
     """Hold the lock on ``lock_file`` (made 0600 when absent) for the ``with`` block.
 
     LockTimeout when it stays held for ``timeout`` seconds; CacheUnavailable when the lock

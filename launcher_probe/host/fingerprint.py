@@ -10,25 +10,29 @@ from __future__ import annotations
 
 import os
 import stat
-from dataclasses import dataclass, field
-from typing import Any
 
 from launcher_probe.host.paths import PathVerdict, judge
 from launcher_probe.host.walk import MAX_SYMLINKS, Component, walk
+from launcher_probe.value import Value
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from typing import Any
 
 #: Most components a fingerprint read back from JSON may hold.
 MAX_COMPONENTS = 4096
-_COMPONENT_FIELDS = Component._fields
+_COMPONENT_FIELDS = Component.__slots__
+_FIELDS = ("path", "end", "native", "split", "components")
 
 
-@dataclass(frozen=True, slots=True)
-class Fingerprint:
+class Fingerprint(Value):
     """The walk of ``path`` (as found, ending at ``end``) and of ``native`` (when it is
     another file, a shim's binary): ``components[:split]`` are the first walk's.
 
     Two fingerprints are equal only when every component is the same inode, unchanged.
     """
 
+    __slots__ = (*_FIELDS, "_replay")
     path: str
     end: str
     native: str
@@ -37,10 +41,22 @@ class Fingerprint:
     #: What :meth:`still_matches` compares, per component: its path, ``lstat()[:3]``
     #: (mode, inode, device), ``[4:6]`` (owner, group; ``[4:7]`` with the size) and, for
     #: files and symlinks, mtime and ctime.
-    _replay: tuple[_Expected, ...] = field(init=False, repr=False, compare=False)
+    _replay: tuple[_Expected, ...]
 
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "_replay", tuple(map(_expected, self.components)))
+    def __init__(
+        self, path: str, end: str, native: str, split: int, components: tuple[Component, ...]
+    ) -> None:
+        replay = tuple(map(_expected, components))
+        super().__init__(
+            path=path, end=end, native=native, split=split, components=components, _replay=replay
+        )
+
+    def fields(self) -> dict[str, Any]:
+        """The field values by name (the replay, derived from the components, left out)."""
+        return {name: getattr(self, name) for name in _FIELDS}
+
+    def _key(self) -> tuple[Any, ...]:
+        return (self.path, self.end, self.native, self.split, self.components)
 
     @classmethod
     def of(cls, path: str, native: str) -> Fingerprint:
@@ -122,7 +138,7 @@ class Fingerprint:
             "end": self.end,
             "native": self.native,
             "split": self.split,
-            "components": [component._asdict() for component in self.components],
+            "components": [component.fields() for component in self.components],
         }
 
     @classmethod

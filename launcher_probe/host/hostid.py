@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import functools
-import hashlib
 import os
+
+from launcher_probe.host.digest import sha256_hex
 
 #: Where systemd and D-Bus keep the machine id (the first readable one wins).
 MACHINE_ID_FILES = ("/etc/machine-id", "/var/lib/dbus/machine-id")
@@ -13,8 +14,8 @@ MACHINE_ID_FILES = ("/etc/machine-id", "/var/lib/dbus/machine-id")
 def _machine_id() -> str:
     for candidate in MACHINE_ID_FILES:
         try:
-            with open(candidate, encoding="ascii", errors="replace") as stream:
-                value = stream.read(256).strip()
+            with open(candidate, "rb") as stream:  # bytes: no codec module to import
+                value = stream.read(256).decode("ascii", "replace").strip()
         except OSError:
             continue
         if value:
@@ -30,4 +31,4 @@ def host_id() -> str:
     either, a constant, so the cache still works on a host that names itself nothing.
     """
     material = f"{os.uname().nodename}\0{_machine_id()}"
-    return hashlib.sha256(material.encode("utf-8", "surrogateescape")).hexdigest()[:16]
+    return sha256_hex(material.encode("utf-8", "surrogateescape"))[:16]

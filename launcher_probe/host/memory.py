@@ -10,15 +10,15 @@ lookup is atomic); writers do.
 
 from __future__ import annotations
 
-import threading
 import time
-from collections.abc import Callable
-from typing import TYPE_CHECKING
+from _thread import allocate_lock  # threading's Lock, without importing threading
 
-from launcher_probe.contract import LauncherDescriptor
 from launcher_probe.host.decision import Published
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from launcher_probe.host.cache import Lifetimes
     from launcher_probe.host.cache_store import CacheRecord
 
@@ -41,7 +41,7 @@ class MemoryFront:
 
     def __init__(self, maxsize: int = 256, ttl: float = MEMORY_TTL) -> None:
         self._entries: dict[str, _Entry] = {}
-        self._lock = threading.Lock()
+        self._lock = allocate_lock()
         self._maxsize = maxsize
         self._ttl = ttl
 
@@ -81,20 +81,11 @@ class MemoryFront:
         if entry is None or entry.fresh_until <= time.monotonic():
             return None
         record = entry.record
-        if not record.result.ok or not lifetimes.fresh(record, clock()):
-            return None
-        if not record.fingerprint.still_matches():
+        if not lifetimes.publishable(record, clock()):
             return None
         decision = entry.decisions.get(source)
         if decision is None:
-            decision = entry.decisions[source] = Published(
-                descriptor=LauncherDescriptor(record.fingerprint.native),
-                source=source,
-                version=record.result.version or "",
-                fingerprint=record.fingerprint,
-                from_cache=True,
-                probed_at=record.probed_at,
-            )
+            decision = entry.decisions[source] = Published.of_record(record, source)
         return decision
 
 

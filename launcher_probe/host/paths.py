@@ -5,22 +5,28 @@ from __future__ import annotations
 import errno
 import os
 import stat
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import BinaryIO
 
 from launcher_probe.contract import Reason
 from launcher_probe.errors import InputRejected
 from launcher_probe.host.walk import Component, walk
+from launcher_probe.value import Value
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+    from typing import BinaryIO
 
 
-@dataclass(frozen=True, slots=True)
-class PathVerdict:
+class PathVerdict(Value):
     """Whether a path passes every rule; when not, the first failing rule and why."""
 
+    __slots__ = ("ok", "reason", "detail")
     ok: bool
-    reason: Reason | None = None
-    detail: str = ""
+    reason: Reason | None
+    detail: str
+
+    def __init__(self, ok: bool, reason: Reason | None = None, detail: str = "") -> None:
+        super().__init__(ok=ok, reason=reason, detail=detail)
 
 
 PASSED = PathVerdict(True)

@@ -8,11 +8,16 @@ from __future__ import annotations
 
 import enum
 import math
-from dataclasses import dataclass, fields
-from typing import Any, TypeVar
 
 from launcher_probe.contract import Reason
 from launcher_probe.errors import InputRejected
+from launcher_probe.value import Value
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from typing import Any, TypeVar
+
+    _Enum = TypeVar("_Enum", bound=enum.Enum)
 
 DEFAULT_TIMEOUT = 10.0
 #: Bump when the probe's meaning changes, so cached verdicts are re-probed.
@@ -28,16 +33,32 @@ class ProbeLevel(enum.StrEnum):
     ENFORCEMENT = "enforcement"
 
 
-@dataclass(frozen=True, slots=True)
-class ProbeStep:
+class ProbeStep(Value):
     """One process the probe ran, for diagnosis. ``exit_status`` is None when it was
     killed at the deadline or never started; ``-N`` when it died of signal N."""
 
+    __slots__ = ("name", "argv", "exit_status", "stdout_excerpt", "stderr_excerpt")
     name: str
     argv: tuple[str, ...]
     exit_status: int | None
     stdout_excerpt: str
     stderr_excerpt: str
+
+    def __init__(
+        self,
+        name: str,
+        argv: tuple[str, ...],
+        exit_status: int | None,
+        stdout_excerpt: str,
+        stderr_excerpt: str,
+    ) -> None:
+        super().__init__(
+            name=name,
+            argv=argv,
+            exit_status=exit_status,
+            stdout_excerpt=stdout_excerpt,
+            stderr_excerpt=stderr_excerpt,
+        )
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -64,11 +85,11 @@ class ProbeStep:
         )
 
 
-@dataclass(frozen=True, slots=True)
-class ProbeResult:
+class ProbeResult(Value):
     """The verdict of one probe run. ``transient`` failures (timeout, resource exhaustion
     on spawn) may pass on a retry; any other failure repeats until the binary changes."""
 
+    __slots__ = ("ok", "reason", "detail", "version", "level", "duration", "steps", "transient")
     ok: bool
     reason: Reason | None
     detail: str
@@ -77,6 +98,28 @@ class ProbeResult:
     duration: float
     steps: tuple[ProbeStep, ...]
     transient: bool
+
+    def __init__(
+        self,
+        ok: bool,
+        reason: Reason | None,
+        detail: str,
+        version: str | None,
+        level: ProbeLevel,
+        duration: float,
+        steps: tuple[ProbeStep, ...],
+        transient: bool,
+    ) -> None:
+        super().__init__(
+            ok=ok,
+            reason=reason,
+            detail=detail,
+            version=version,
+            level=level,
+            duration=duration,
+            steps=steps,
+            transient=transient,
+        )
 
     def to_json(self) -> dict[str, Any]:
         """The stable JSON shape (see the README's ``probe`` section)."""
@@ -120,9 +163,8 @@ class ProbeResult:
         )
 
 
-_STEP_KEYS = frozenset(field.name for field in fields(ProbeStep))
-_RESULT_KEYS = frozenset(field.name for field in fields(ProbeResult))
-_Enum = TypeVar("_Enum", bound=enum.Enum)
+_STEP_KEYS = frozenset(ProbeStep.__slots__)
+_RESULT_KEYS = frozenset(ProbeResult.__slots__)
 
 
 def _object(value: Any, what: str, keys: frozenset[str]) -> dict[str, Any]:

@@ -19,18 +19,20 @@ import errno
 import os
 import stat
 from collections import deque
-from typing import NamedTuple
+
+from launcher_probe.value import Value
 
 #: As many symlinks as Linux follows before it gives up with ELOOP.
 MAX_SYMLINKS = 40
 
 
-class Component(NamedTuple):
+class Component(Value):
     """One inode met on a walk. ``size``, ``mtime_ns`` and ``ctime_ns`` are 0 for a
     directory; ``hop`` is True when the component was the last one of the path left to
     walk at that moment (the path as found, each symlink its chain leads through, the file
     it ends at)."""
 
+    __slots__ = ("path", "mode", "uid", "gid", "dev", "ino", "size", "mtime_ns", "ctime_ns", "hop")
     path: str
     mode: int
     uid: int
@@ -41,6 +43,32 @@ class Component(NamedTuple):
     mtime_ns: int
     ctime_ns: int
     hop: bool
+
+    def __init__(
+        self,
+        path: str,
+        mode: int,
+        uid: int,
+        gid: int,
+        dev: int,
+        ino: int,
+        size: int,
+        mtime_ns: int,
+        ctime_ns: int,
+        hop: bool,
+    ) -> None:
+        super().__init__(
+            path=path,
+            mode=mode,
+            uid=uid,
+            gid=gid,
+            dev=dev,
+            ino=ino,
+            size=size,
+            mtime_ns=mtime_ns,
+            ctime_ns=ctime_ns,
+            hop=hop,
+        )
 
     @classmethod
     def of(cls, path: str, st: os.stat_result, hop: bool) -> Component:
@@ -61,11 +89,15 @@ class Component(NamedTuple):
         )
 
 
-class Walk(NamedTuple):
+class Walk(Value):
     """Every distinct component of a walk, in the order first met, and where it ended."""
 
+    __slots__ = ("components", "end")
     components: tuple[Component, ...]
     end: str
+
+    def __init__(self, components: tuple[Component, ...], end: str) -> None:
+        super().__init__(components=components, end=end)
 
 
 def walk(path: str, known: dict[str, Component] | None = None) -> Walk:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import logging
 import threading
 from concurrent.futures import Future
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 from launcher_probe.host.decision import Decision, Published
@@ -117,7 +117,7 @@ class DecisionTable:
         if isinstance(decision, Published):
             fingerprint = decision.fingerprint
             expires = decision.probed_at + self.config.lifetimes.passed
-            warm = replace(decision, from_cache=True)
+            warm = decision.replace(from_cache=True)
         fresh_answer = encode_result(decision.to_json())
         warm_answer = fresh_answer if warm is decision else encode_result(warm.to_json())
         held = Held(decision, fresh_answer, warm_answer, fingerprint, now, expires)

@@ -33,7 +33,7 @@ def resolve_json(env: dict[str, str], path: Path) -> tuple[int, dict[str, Any]]:
 
 def record_file(host_env: HostEnv, path: Path) -> Path:
     """Where the record for ``path`` lives under the host_env's XDG cache dir."""
-    return VerdictCache(host_env.cache_dir / "launcher-probe").record_file(str(path))
+    return Path(VerdictCache(host_env.cache_dir / "launcher-probe").record_file(str(path)))
 
 
 def test_location_and_modes(host_env: HostEnv, fake_codex: FakeCodex) -> None:

@@ -128,7 +128,7 @@ def _resolve(
 def test_lock_held_past_the_timeout_is_lock_timeout(
     host_env: HostEnv, fake_codex: FakeCodex
 ) -> None:
-    lock_file = VerdictCache().lock_file(str(fake_codex.path))
+    lock_file = Path(VerdictCache().lock_file(str(fake_codex.path)))
     holder = _hold(lock_file, host_env.env)
     try:
         done = _resolve(fake_codex, host_env, "--lock-timeout", "0.5")
@@ -148,7 +148,7 @@ def test_lock_held_past_the_timeout_is_lock_timeout(
 def test_a_holder_killed_with_sigkill_does_not_block(
     host_env: HostEnv, fake_codex: FakeCodex
 ) -> None:
-    lock_file = VerdictCache().lock_file(str(fake_codex.path))
+    lock_file = Path(VerdictCache().lock_file(str(fake_codex.path)))
     holder = _hold(lock_file, host_env.env)
     os.kill(holder.pid, signal.SIGKILL)
     assert holder.wait() == -signal.SIGKILL
@@ -164,7 +164,7 @@ def test_an_unusable_lock_file_probes_uncached_with_a_warning(
 ) -> None:
     """A lock file that cannot be opened (here a directory in its place) is not a vanished
     binary: the candidate is probed without the cache and published, with a warning."""
-    lock_file = VerdictCache().lock_file(str(fake_codex.path))
+    lock_file = Path(VerdictCache().lock_file(str(fake_codex.path)))
     lock_file.mkdir(mode=0o700, parents=True)
     for expected_probes in (1, 2):
         done = _resolve(fake_codex, host_env)
@@ -192,13 +192,13 @@ def test_a_timed_out_waiter_leaves_no_fd_and_no_lock(
     """In process: the wait times out (lock_timeout); once the holder dies, the watcher
     that woke for it has closed its descriptor and holds nothing: another process takes
     the lock at once and the next resolve probes."""
-    lock_file = VerdictCache().lock_file(str(fake_codex.path))
+    lock_file = Path(VerdictCache().lock_file(str(fake_codex.path)))
     holder = _hold(lock_file, host_env.env)
     try:
         config = ResolverConfig(lock_timeout=0.3)
         decision = resolve_launcher(str(fake_codex.path), config=config)
         assert isinstance(decision, Withheld) and decision.reason is Reason.LOCK_TIMEOUT
-        watch = entry_lock._WATCHES[lock_file]
+        watch = entry_lock._WATCHES[str(lock_file)]
         assert not watch.released.is_set()  # still waiting for the holder
     finally:
         holder.kill()

@@ -1,0 +1,187 @@
+"""Deciding one candidate of the resolver: the walk judged by the path rules, then the
+cached verdict or a probe under the entry lock, then the walk replayed before publishing.
+
+The slow path of ``resolve_launcher``: imported only once its fronts had no answer.
+"""
+
+from __future__ import annotations
+
+from launcher_probe.contract import LauncherDescriptor, Reason
+from launcher_probe.host.cache import CacheUnavailable, VerdictCache
+from launcher_probe.host.decision import PassedOver, Published
+from launcher_probe.host.entry_lock import LockTimeout
+from launcher_probe.host.fingerprint import Fingerprint
+from launcher_probe.host.paths import PathVerdict
+from launcher_probe.host.probe_result import ProbeResult
+from launcher_probe.value import Value
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from launcher_probe.host.discovery import Candidate
+    from launcher_probe.host.resolver import ResolverConfig
+
+
+class Verdict(Value):
+    """A verdict for a fingerprint: cached (``from_cache``) or just probed."""
+
+    __slots__ = ("fingerprint", "result", "probed_at", "expires_at", "from_cache")
+    fingerprint: Fingerprint
+    result: ProbeResult
+    probed_at: float
+    expires_at: float
+    from_cache: bool
+
+    def __init__(
+        self,
+        fingerprint: Fingerprint,
+        result: ProbeResult,
+        probed_at: float,
+        expires_at: float,
+        from_cache: bool,
+    ) -> None:
+        super().__init__(
+            fingerprint=fingerprint,
+            result=result,
+            probed_at=probed_at,
+            expires_at=expires_at,
+            from_cache=from_cache,
+        )
+
+
+class Attempt:
+    """Deciding one candidate: a Published, or a PassedOver saying why not."""
+
+    def __init__(
+        self,
+        candidate: Candidate,
+        cache: VerdictCache | None,
+        *,
+        refresh: bool,
+        timeout: float,
+        config: ResolverConfig,
+        warnings: list[str],
+    ) -> None:
+        self.candidate = candidate
+        self.cache = cache
+        self.refresh = refresh
+        self.timeout = timeout
+        self.lifetimes = config.lifetimes
+        self.clock = config.clock
+        self.warnings = warnings
+        self.started = self.clock()
+
+    def passed_over(self, reason: Reason, detail: str) -> PassedOver:
+        candidate = self.candidate
+        return PassedOver(str(candidate.source), candidate.path, candidate.resolved, reason, detail)
+
+    def decide(self) -> Published | PassedOver:
+        verdict = self.candidate.verdict
+        if not verdict.ok:
+            return self.passed_over(verdict.reason or Reason.NOT_FOUND, verdict.detail)
+        native = self.candidate.resolved
+        if native is None:
+            return self.passed_over(Reason.SHIM_UNRESOLVED, f"{self.candidate.path} is a shim")
+        # One change of the binary while it is verified is retried; a second one withholds it.
+        for _ in range(2):
+            try:
+                decided = self.verdict(native)
+            except OSError as error:
+                return self.passed_over(
+                    Reason.NOT_FOUND, f"{self.candidate.path} vanished: {error.strerror}"
+                )
+            except LockTimeout as error:
+                return self.passed_over(Reason.LOCK_TIMEOUT, str(error))
+            if isinstance(decided, PathVerdict):  # the path rules fail on the files now
+                return self.passed_over(decided.reason or Reason.NOT_FOUND, decided.detail)
+            if decided is None:
+                continue  # changed during the probe: the result was discarded
+            result = decided.result
+            if not result.ok:
+                return self.passed_over(result.reason or Reason.PROBE_FAILED, self.why(decided))
+            # The last look before publishing: every inode the path rules judged, unchanged.
+            if decided.fingerprint.still_matches():
+                return Published(
+                    descriptor=LauncherDescriptor(decided.fingerprint.native),
+                    source=str(self.candidate.source),
+                    version=result.version or "",
+                    fingerprint=decided.fingerprint,
+                    from_cache=decided.from_cache,
+                    probed_at=decided.probed_at,
+                )
+        return self.passed_over(
+            Reason.BINARY_CHANGED,
+            f"{native} changed twice while it was being verified; not published",
+        )
+
+    def why(self, verdict: Verdict) -> str:
+        if not verdict.from_cache:
+            return verdict.result.detail
+        left = max(0.0, verdict.expires_at - self.clock())
+        return (
+            f"{verdict.result.detail} (cached verdict; probed again in {left:.0f} s "
+            "or as soon as the binary changes)"
+        )
+
+    def judged(self, native: str) -> Fingerprint | PathVerdict:
+        """Walk the candidate and its native binary now; the failing path-rule verdict
+        when the files fail the rules. OSError when they are gone."""
+        fingerprint = Fingerprint.of(self.candidate.path, native)
+        verdict = fingerprint.verdict()
+        return fingerprint if verdict.ok else verdict
+
+    def verdict(self, native: str) -> Verdict | PathVerdict | None:
+        """The cached or fresh verdict for the files as they are now (the path rules
+        judged on the same walk first); None if they changed while probed. OSError when
+        they are gone; LockTimeout."""
+        fingerprint = self.judged(native)
+        if isinstance(fingerprint, PathVerdict):
+            return fingerprint
+        cache = self.cache
+        if cache is None:
+            return self.probe(fingerprint)
+        if not self.refresh:
+            hit = cache.lookup(fingerprint, warnings=self.warnings)
+            if hit is not None:
+                return Verdict(fingerprint, hit.result, hit.probed_at, hit.expires_at, True)
+        try:
+            with cache.locked(self.candidate.path):
+                return self.locked_verdict(cache, fingerprint, native)
+        except CacheUnavailable as error:  # the lock file cannot be made: probe uncached
+            self.warnings.append(str(error))
+            return self.probe(fingerprint)
+
+    def locked_verdict(
+        self, cache: VerdictCache, fingerprint: Fingerprint, native: str
+    ) -> Verdict | PathVerdict | None:
+        """:meth:`verdict` under the entry lock: read the record again, else probe and store."""
+        # Another process may have probed while we waited, or the files changed meanwhile.
+        if not fingerprint.still_matches():
+            judged = self.judged(native)
+            if isinstance(judged, PathVerdict):
+                return judged
+            fingerprint = judged
+        hit = cache.lookup(
+            fingerprint,
+            warnings=self.warnings,
+            use_memory=False,
+            probed_since=self.started if self.refresh else None,
+        )
+        if hit is not None:
+            return Verdict(fingerprint, hit.result, hit.probed_at, hit.expires_at, True)
+        verdict = self.probe(fingerprint)
+        if verdict is not None:
+            try:
+                cache.store(fingerprint, verdict.result, verdict.probed_at)
+            except (OSError, CacheUnavailable) as error:
+                self.warnings.append(f"verdict not cached: {error}")
+        return verdict
+
+    def probe(self, fingerprint: Fingerprint) -> Verdict | None:
+        from launcher_probe.host.probe import probe_launcher  # a miss only: spawns processes
+
+        probed_at = self.clock()
+        result = probe_launcher(fingerprint.native, timeout=self.timeout)
+        if not fingerprint.still_matches():
+            return None
+        expires_at = probed_at + self.lifetimes.of(result)
+        return Verdict(fingerprint, result, probed_at, expires_at, False)
