@@ -1,7 +1,7 @@
 """The wire contract shared by the host side and the server side.
 
 Names here are exactly what Codex CLI 0.169.0 sends; see the seed's
-"Sandbox request metadata" and the project's docs/contract.md.
+"Sandbox request metadata"; docs/json.md documents the reason codes.
 """
 
 from __future__ import annotations

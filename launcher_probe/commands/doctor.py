@@ -131,6 +131,8 @@ def _launcher(part: dict[str, Any]) -> None:
         if len(detail) > DETAIL_CHARS:
             detail = f"{detail[:DETAIL_CHARS]}... (--json has it all)"
         _line(2, f"verdict: withheld: {part['reason']}: {detail}")
+    for warning in part["warnings"]:
+        _line(2, f"warning: {warning}")
     probe, cache = part["probe"], part["cache"]
     if probe is not None:
         steps = ", ".join(f"{step['name']} exit {step['exit_status']}" for step in probe["steps"])

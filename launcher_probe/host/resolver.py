@@ -23,6 +23,7 @@ from launcher_probe.host.memory import MEMORY
 from launcher_probe.host.paths import printable
 from launcher_probe.host.probe_result import DEFAULT_TIMEOUT
 from launcher_probe.host.sources import ENV_VAR, Source
+from launcher_probe.host.versions import untested_version_warning
 from launcher_probe.value import Value
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
@@ -126,13 +127,13 @@ def resolve_launcher(
     if operator is not None:
         remembered = MEMORY.published(*operator, config.clock, config.lifetimes)
         if remembered is not None:
-            return remembered
+            return _with_version_warning(remembered)
     warnings: list[str] = []
     cache = _open_cache(config, warnings) if use_cache else None
     if operator is not None and cache is not None:
         stored = cache.published(*operator)
         if stored is not None:
-            return stored
+            return _with_version_warning(stored.replace(warnings=tuple(warnings)))
     from launcher_probe.host.attempt import Attempt
     from launcher_probe.host.discovery import discover
 
@@ -149,6 +150,15 @@ def resolve_launcher(
         )
         outcome = attempt.decide()
         if isinstance(outcome, Published):
-            return outcome.replace(warnings=tuple(warnings), tried=tuple(tried))
+            published = outcome.replace(warnings=tuple(warnings), tried=tuple(tried))
+            return _with_version_warning(published)
         tried.append(outcome)
     return _withheld(found, tried, warnings)
+
+
+def _with_version_warning(decision: Published) -> Published:
+    """``decision``, warning when its version is outside the tested range."""
+    warning = untested_version_warning(decision.version)
+    if warning is None:
+        return decision
+    return decision.replace(warnings=(*decision.warnings, warning))
