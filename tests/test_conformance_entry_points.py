@@ -115,4 +115,4 @@ def test_helper_reproduces_the_captured_meta(
             client.sendall(json.dumps(request).encode() + b"\n")
             line = read_line(client).decode("utf-8")
     expected = compact(expected_for(captured, fake_codex.path))
-    assert f'"result":{{"meta":{expected},"launcher":' in line  # byte for byte
+    assert f'"result":{{"schema":1,"meta":{expected},"included":true,' in line  # byte for byte
