@@ -23,7 +23,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from launcher_probe.contract import Reason
-from launcher_probe.host.config import configured_codex
 from launcher_probe.host.paths import PathVerdict, check_launcher_path, printable
 from launcher_probe.host.sources import ENV_VAR as ENV_VAR  # re-exported
 from launcher_probe.host.sources import Source as Source  # re-exported
@@ -167,6 +166,8 @@ def _operator_choice(codex: str | None) -> tuple[Source, str] | None:
     from_env = os.environ.get(ENV_VAR)
     if from_env:
         return Source.ENV, from_env
+    from launcher_probe.host.config import configured_codex  # platformdirs, tomllib: only now
+
     configured = configured_codex()
     if configured is not None:
         return Source.CONFIG, configured

@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import errno
 import json
+import os
 import re
-import secrets
 import tempfile
 import time
 from dataclasses import dataclass
@@ -42,6 +42,12 @@ _PROJECT_WRITE = {
     "path": {"type": "special", "value": {"kind": "project_roots"}},
     "access": "write",
 }
+
+
+def _token(size: int) -> str:
+    """``size`` random bytes as hex: what ``secrets.token_hex`` returns (both read
+    ``os.urandom``), without importing ``secrets`` (hmac, hashlib, base64) on a cold path."""
+    return os.urandom(size).hex()
 
 
 class _Failed(Exception):
@@ -189,13 +195,13 @@ class _Probe:
             )
 
     def capability(self) -> None:
-        nonce = secrets.token_hex(16)
+        nonce = _token(16)
         seen = self.sandboxed("capability", [_ROOT_READ], ["/bin/sh", "-c", f"printf %s {nonce}"])
         self.expect_nonce(seen, nonce)
 
     def enforcement(self) -> None:
-        blocked = self.outside / f"blocked-{secrets.token_hex(8)}"
-        nonce = secrets.token_hex(16)
+        blocked = self.outside / f"blocked-{_token(8)}"
+        nonce = _token(16)
         script = '(printf x > "$1") 2>/dev/null; printf %s "$2"'
         seen = self.sandboxed(
             "read_only_blocks",
@@ -208,8 +214,8 @@ class _Probe:
                 Reason.PROBE_FAILED,
                 "read_only_blocks: the read-only profile let a write outside sandboxCwd through",
             )
-        written = self.workspace / f"written-{secrets.token_hex(8)}"
-        nonce = secrets.token_hex(16)
+        written = self.workspace / f"written-{_token(8)}"
+        nonce = _token(16)
         seen = self.sandboxed(
             "workspace_write_allows",
             [_ROOT_READ, _PROJECT_WRITE],
