@@ -15,7 +15,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     show.add_argument("--json", action="store_true", help="print the stable JSON listing")
     cleared = "remove this host's cached verdicts (other hosts' records are kept)"
     clear = sub.add_parser("clear", help=cleared, description=cleared)
-    clear.add_argument("--json", action="store_true", help='print {"directory", "removed"}')
+    clear.add_argument(
+        "--json", action="store_true", help='print {"schema": 1, "directory", "removed"}'
+    )
 
 
 def run(args: argparse.Namespace) -> int:
