@@ -1,5 +1,5 @@
 """End to end with real processes: resolver -> injector -> MCP client -> example server ->
-``codex sandbox`` of the real Codex CLI 0.169.0."""
+``codex sandbox`` of the real Codex CLI, every version of the matrix."""
 
 from __future__ import annotations
 

@@ -122,7 +122,7 @@ class ProbeResult(Value):
         )
 
     def to_json(self) -> dict[str, Any]:
-        """The stable JSON shape (see the README's ``probe`` section)."""
+        """The stable JSON shape (docs/json.md, ``probe``)."""
         return {
             "ok": self.ok,
             "reason": None if self.reason is None else self.reason.value,

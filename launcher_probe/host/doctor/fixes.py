@@ -39,7 +39,7 @@ def _point_at_it() -> list[str]:
     config = _quoted(str(config_file()))
     return [
         "or point launcher-probe at it: launcher-probe doctor --codex /abs/path/to/codex "
-        "(every command takes --codex), export LAUNCHER_PROBE_CODEX=/abs/path/to/codex, "
+        "(so do resolve, meta and discover), export LAUNCHER_PROBE_CODEX=/abs/path/to/codex, "
         f'or codex = "/abs/path/to/codex" in {config}',
     ]
 
