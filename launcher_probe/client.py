@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from launcher_probe.host.decision import Decision
+    from launcher_probe.host.fingerprint import Fingerprint
 
 #: How the CLI gets a decision: the helper if it answers, only the helper, or in process.
 VIA = ("auto", "helper", "local")
@@ -121,7 +122,9 @@ def decision_from_json(value: dict[str, Any]) -> Decision:
 
     A published launcher is walked again here: its fingerprint is this process's own walk
     of the path as found and of the native binary, which must show the same files as the
-    result's hops and pass the path rules (OSError when it cannot be walked).
+    result's hops and pass the path rules (OSError when it cannot be walked), and this
+    user's verdict cache must hold a fresh passed verdict for exactly that walk: a helper
+    is trusted to have probed, never to say what passed.
     """
     from launcher_probe.contract import LauncherDescriptor, Reason
     from launcher_probe.host.decision import PassedOver, Published, Withheld
@@ -144,6 +147,7 @@ def decision_from_json(value: dict[str, Any]) -> Decision:
         fingerprint = Fingerprint.of(str(hops[0]["path"]), descriptor.codex_executable)
         if fingerprint.to_json() != hops or not fingerprint.verdict().ok:
             raise ValueError("the launcher on disk is not the one the helper verified")
+        _require_passed_verdict(fingerprint)
         return Published(
             descriptor=descriptor,
             source=str(value["source"]),
@@ -160,6 +164,18 @@ def decision_from_json(value: dict[str, Any]) -> Decision:
         {"source": str(place["source"]), "path": str(place["path"])} for place in value["searched"]
     )
     return Withheld(Reason(value["reason"]), str(value["detail"]), tried, warnings, searched)
+
+
+def _require_passed_verdict(fingerprint: Fingerprint) -> None:
+    """ValueError unless the verdict cache holds a fresh passed verdict for ``fingerprint``."""
+    from launcher_probe.host.cache import CacheUnavailable, VerdictCache
+
+    try:
+        record = VerdictCache().lookup(fingerprint, warnings=[])
+    except CacheUnavailable as error:
+        raise ValueError(str(error)) from error
+    if record is None or not record.result.ok:
+        raise ValueError("no passed verdict for this launcher in this user's verdict cache")
 
 
 def resolve_via(

@@ -76,11 +76,16 @@ class MemoryFront:
     ) -> Published | None:
         """The Published decision for ``path`` found through ``source`` when a passed
         verdict is remembered, still fresh by ``clock``, and its fingerprint still matches
-        the disk; None otherwise (then resolve the slow way)."""
+        the disk; None otherwise (then resolve the slow way). As for a record on disk
+        (``VerdictCache.published``), only a path that leads to the native binary by
+        symlinks alone: behind a shim, dispatcher or wrapper the binary depends on files
+        and variables the walk does not cover, so discovery decides again."""
         entry = self._entries.get(path)
         if entry is None or entry.fresh_until <= time.monotonic():
             return None
         record = entry.record
+        if record.fingerprint.end != record.fingerprint.native:
+            return None
         if not lifetimes.publishable(record, clock()):
             return None
         decision = entry.decisions.get(source)

@@ -145,6 +145,8 @@ def _executable(file: Component) -> bool:
 def _missing_detail(path: str, error: OSError) -> str:
     if error.errno == errno.ELOOP:
         return f"{path}: too many levels of symbolic links"
+    if error.errno == errno.EINVAL:  # the walk's own refusal (a procfs magic link)
+        return f"{path}: {error.filename}: {error.strerror}"
     if os.path.islink(path):
         return f"{path} is a dangling symlink to {os.path.realpath(path)}"
     return f"{path}: {error.strerror or error}"

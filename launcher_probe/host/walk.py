@@ -137,6 +137,10 @@ def walk(path: str, known: dict[str, Component] | None = None) -> Walk:
             if hops > MAX_SYMLINKS:
                 raise OSError(errno.ELOOP, os.strerror(errno.ELOOP), path)
             link = os.readlink(candidate)
+            if len(os.fsencode(link)) != st.st_size:
+                # A "magic" link (/proc/<pid>/root, cwd, exe, fd/N): the kernel does not
+                # follow its text, and its lstat does not change when its target does.
+                raise OSError(errno.EINVAL, "a procfs magic link, not followed", candidate)
             pending.extendleft(reversed([p for p in link.split("/") if p]))
             if link.startswith("/"):
                 current = "/"
