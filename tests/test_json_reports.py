@@ -5,12 +5,8 @@ command's usual exit code."""
 from __future__ import annotations
 
 import json
-import os
 import re
-import select
 import signal
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +15,7 @@ import pytest
 from launcher_probe.contract import Reason
 from launcher_probe.errors import LauncherProbeError
 from tests.conftest import ROOT, HostEnv, run_cli
-from tests.fakes import FakeCodex
+from tests.fakes import FakeCodex, hanging_probe_cli
 
 CAPABLE = '{"codex/sandbox-state": {}}'
 STATE = '{"permissionProfile":{"type":"disabled"},"sandboxCwd":"file:///tmp/ws"}'
@@ -172,26 +168,10 @@ def test_a_published_decision_lists_the_candidates_passed_over(
 def test_a_signalled_command_under_json_reports_it(
     host_env: HostEnv, fake_codex: FakeCodex, tmp_path: Path
 ) -> None:
-    ready = tmp_path / "ready.fifo"
-    os.mkfifo(ready)
-    fifo = os.open(ready, os.O_RDONLY | os.O_NONBLOCK)
-    fake_codex.set_fault("double_fork_daemon", hang=True, step="sandbox", ready=str(ready))
     argv = ["probe", "--json", str(fake_codex.path), "--timeout", "600"]
-    cli = subprocess.Popen(
-        [sys.executable, "-m", "launcher_probe", *argv],
-        env=host_env.env,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert select.select([fifo], [], [], 60)[0], "the probe never got to its sandbox step"
+    with hanging_probe_cli(fake_codex, argv, host_env.env, tmp_path / "ready.fifo") as cli:
         cli.send_signal(signal.SIGTERM)
         stdout, stderr = cli.communicate(timeout=60)
-    finally:
-        os.close(fifo)
-        cli.kill()
     assert cli.returncode == 143, stderr
     error = {"reason": "signalled", "detail": "ended by SIGTERM"}
     assert one_report(stdout) == {"schema": 1, "error": error}

@@ -12,8 +12,12 @@ from __future__ import annotations
 
 import json
 import os
+import select
+import subprocess
 import sys
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -128,3 +132,36 @@ def fake_codex(tmp_path: Path) -> FakeCodex:
     directory.mkdir(mode=0o755)
     directory.chmod(0o755)
     return install_fake_codex(directory)
+
+
+#: Bounds a wait that should end at once (a hang guard, not a guess at a duration).
+HANG_GUARD = 60.0
+
+
+@contextmanager
+def hanging_probe_cli(
+    fake: FakeCodex, argv: list[str], env: dict[str, str], ready: Path
+) -> Iterator[subprocess.Popen[str]]:
+    """``launcher-probe ARGV`` running while ``fake``'s sandbox step hangs after starting a
+    double-forked daemon: yields once the fake wrote to the FIFO ``ready``; the CLI is
+    killed on the way out whatever happened."""
+    os.mkfifo(ready)
+    fifo = os.open(ready, os.O_RDONLY | os.O_NONBLOCK)
+    fake.set_fault("double_fork_daemon", hang=True, step="sandbox", ready=str(ready))
+    cli = subprocess.Popen(
+        [sys.executable, "-m", "launcher_probe", *argv],
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        readable = select.select([fifo], [], [], HANG_GUARD)[0]
+        assert readable, f"the fake never got ready: {cli.poll()=}"
+        assert os.read(fifo, 64) == b"ready\n"
+        yield cli
+    finally:
+        os.close(fifo)
+        cli.kill()
+        cli.wait()

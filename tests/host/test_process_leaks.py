@@ -11,7 +11,6 @@ import ctypes
 import os
 import select
 import signal
-import subprocess
 import sys
 import threading
 import time
@@ -25,13 +24,11 @@ from launcher_probe.contract import Reason
 from launcher_probe.host.probe import probe_launcher
 from launcher_probe.host.process import run_bounded
 from tests.conftest import HostEnv
-from tests.fakes import FakeCodex
+from tests.fakes import HANG_GUARD, FakeCodex, hanging_probe_cli
 from tests.fakes.codex import DAEMON_MARKER
 
 PR_GET_PDEATHSIG = 2
 PR_GET_CHILD_SUBREAPER = 37
-#: Only a guard against a hang, never a synchronisation.
-HANG_GUARD = 60.0
 
 
 def gone(pid: int) -> bool:
@@ -168,24 +165,6 @@ def test_without_a_supervisor_the_probe_still_runs_as_direct_children(
 # --- a signalled command --------------------------------------------------------
 
 
-def _start_cli(args: list[str], env: dict[str, str]) -> subprocess.Popen[str]:
-    return subprocess.Popen(
-        [sys.executable, "-m", "launcher_probe", *args],
-        env=env,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-
-
-def _await_ready(fifo: int, cli: subprocess.Popen[str]) -> None:
-    """Wait until the fake wrote to the FIFO: its daemon is up and it hangs."""
-    readable = select.select([fifo], [], [], HANG_GUARD)[0]
-    assert readable, f"the fake never got ready: {cli.poll()=}"
-    assert os.read(fifo, 64) == b"ready\n"
-
-
 @pytest.mark.parametrize(
     ("command", "number"),
     [
@@ -198,26 +177,18 @@ def _await_ready(fifo: int, cli: subprocess.Popen[str]) -> None:
 def test_a_signalled_command_kills_its_probe_removes_its_directories_and_exits_128_plus_n(
     host_env: HostEnv, fake_codex: FakeCodex, tmp_path: Path, command: str, number: int
 ) -> None:
-    ready = tmp_path / "ready.fifo"
-    os.mkfifo(ready)
-    fifo = os.open(ready, os.O_RDONLY | os.O_NONBLOCK)
     temporary = tmp_path / "tmp"
     temporary.mkdir()
     env = {**host_env.env, "TMPDIR": str(temporary)}
-    fake_codex.set_fault("double_fork_daemon", hang=True, step="sandbox", ready=str(ready))
     args = ["--codex", str(fake_codex.path)] if command == "resolve" else [str(fake_codex.path)]
-    cli = _start_cli([command, *args, "--timeout", "600"], env)
-    try:
-        _await_ready(fifo, cli)
+    argv = [command, *args, "--timeout", "600"]
+    with hanging_probe_cli(fake_codex, argv, env, tmp_path / "ready.fifo") as cli:
         tree = psutil.Process(cli.pid).children(recursive=True)
         (daemon,) = fake_codex.daemon_pids()
         assert daemon in {process.pid for process in tree}, "the daemon is below the CLI"
         assert len(list(temporary.iterdir())) == 1, "the probe's private directory exists"
         cli.send_signal(number)
         _, stderr = cli.communicate(timeout=HANG_GUARD)
-    finally:
-        os.close(fifo)
-        cli.kill()
     assert cli.returncode == 128 + number, stderr
     assert [process.pid for process in tree if not gone(process.pid)] == []
     assert live_daemons(fake_codex) == []
@@ -228,13 +199,8 @@ def test_a_killed_command_leaves_its_supervisor_to_kill_the_probe(
     host_env: HostEnv, fake_codex: FakeCodex, tmp_path: Path
 ) -> None:
     """SIGKILL cannot be handled: the supervisor sees its parent die and kills the tree."""
-    ready = tmp_path / "ready.fifo"
-    os.mkfifo(ready)
-    fifo = os.open(ready, os.O_RDONLY | os.O_NONBLOCK)
-    fake_codex.set_fault("double_fork_daemon", hang=True, step="sandbox", ready=str(ready))
-    cli = _start_cli(["resolve", "--codex", str(fake_codex.path), "--timeout", "600"], host_env.env)
-    try:
-        _await_ready(fifo, cli)
+    argv = ["resolve", "--codex", str(fake_codex.path), "--timeout", "600"]
+    with hanging_probe_cli(fake_codex, argv, host_env.env, tmp_path / "ready.fifo") as cli:
         tree = psutil.Process(cli.pid).children(recursive=True)
         (supervisor,) = psutil.Process(cli.pid).children()
         watch = os.pidfd_open(supervisor.pid)
@@ -242,9 +208,6 @@ def test_a_killed_command_leaves_its_supervisor_to_kill_the_probe(
         cli.wait(HANG_GUARD)
         assert select.select([watch], [], [], HANG_GUARD)[0], "the supervisor exits"
         os.close(watch)
-    finally:
-        os.close(fifo)
-        cli.kill()
     assert len(tree) >= 3, "the supervisor, the fake and its daemon"
     assert [process.pid for process in tree if not gone(process.pid)] == []
     assert live_daemons(fake_codex) == []

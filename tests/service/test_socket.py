@@ -28,6 +28,15 @@ from tests.service.helper import (
 # --- the socket ----------------------------------------------------------------------
 
 
+def refused_serve(socket_path: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    """``serve`` on ``socket_path``, which must refuse at once with exit 4."""
+    done = subprocess.run(
+        serve_command(socket_path), env=env, capture_output=True, text=True, timeout=DEADLINE
+    )
+    assert done.returncode == 4, done.stderr
+    return done
+
+
 def test_socket_0600_in_a_private_directory(helper: Helper) -> None:
     assert stat.S_IMODE(os.lstat(helper.socket.parent).st_mode) == 0o700
     assert stat.S_IMODE(os.lstat(helper.socket).st_mode) == 0o600
@@ -76,14 +85,7 @@ def test_a_socket_directory_open_to_others_is_refused(
 ) -> None:
     socket_path.parent.mkdir(parents=True)
     socket_path.parent.chmod(mode)
-    done = subprocess.run(
-        serve_command(socket_path),
-        env=host_env.env,
-        capture_output=True,
-        text=True,
-        timeout=DEADLINE,
-    )
-    assert done.returncode == 4
+    done = refused_serve(socket_path, host_env.env)
     assert "must be ours and mode 0700" in done.stderr
     assert not socket_path.exists()
 
@@ -95,14 +97,7 @@ def test_a_socket_directory_of_another_user_is_refused(
         pytest.skip("needs root to give the directory to another user")
     socket_path.parent.mkdir(parents=True, mode=0o700)
     os.chown(socket_path.parent, 65534, 65534)
-    done = subprocess.run(
-        serve_command(socket_path),
-        env=host_env.env,
-        capture_output=True,
-        text=True,
-        timeout=DEADLINE,
-    )
-    assert done.returncode == 4
+    done = refused_serve(socket_path, host_env.env)
     assert "uid 65534" in done.stderr
 
 
@@ -116,14 +111,7 @@ def test_a_stale_socket_is_replaced(host_env: HostEnv, socket_path: Path) -> Non
 
 
 def test_a_second_helper_on_the_same_socket_exits(helper: Helper, host_env: HostEnv) -> None:
-    done = subprocess.run(
-        serve_command(helper.socket),
-        env=host_env.env,
-        capture_output=True,
-        text=True,
-        timeout=DEADLINE,
-    )
-    assert done.returncode == 4
+    done = refused_serve(helper.socket, host_env.env)
     assert "already serving on" in done.stderr
     assert helper.ask({"op": "status"})["ok"] is True  # the first one still serves
 
@@ -131,14 +119,7 @@ def test_a_second_helper_on_the_same_socket_exits(helper: Helper, host_env: Host
 def test_a_file_that_is_not_a_socket_is_left_alone(host_env: HostEnv, socket_path: Path) -> None:
     socket_path.parent.mkdir(parents=True, mode=0o700)
     socket_path.write_text("precious")
-    done = subprocess.run(
-        serve_command(socket_path),
-        env=host_env.env,
-        capture_output=True,
-        text=True,
-        timeout=DEADLINE,
-    )
-    assert done.returncode == 4
+    done = refused_serve(socket_path, host_env.env)
     assert "is not a socket" in done.stderr
     assert socket_path.read_text() == "precious"
 
