@@ -16,6 +16,22 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
     from typing import Any
 
+#: Environment variable naming the operator's Codex executable.
+ENV_VAR = "LAUNCHER_PROBE_CODEX"
+
+
+class Source(enum.StrEnum):
+    """Where a candidate came from; the first three are the operator's word."""
+
+    EXPLICIT = "explicit"
+    ENV = "env"
+    CONFIG = "config"
+    HARNESS = "harness"
+    STANDALONE = "standalone"
+    PATH = "path"
+    KNOWN = "known"
+
+
 #: ``_meta`` key carrying the opaque sandbox policy (preferred name).
 SANDBOX_STATE_KEY = "codex/sandbox-state"
 #: ``_meta`` key carrying an identical copy of the policy (deprecated alias).

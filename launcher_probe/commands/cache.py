@@ -22,7 +22,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from launcher_probe.host.cache import VerdictCache
-    from launcher_probe.host.paths import printable
+    from launcher_probe.json_output import printable
 
     cache = VerdictCache()
     if args.cache_command == "clear":

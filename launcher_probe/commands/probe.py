@@ -21,7 +21,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from launcher_probe.host.discovery import Source, make_candidate
+    from launcher_probe.contract import Source
+    from launcher_probe.host.discovery import make_candidate
     from launcher_probe.host.paths import PathRejected
     from launcher_probe.host.probe import probe_launcher
     from launcher_probe.host.probe_result import DEFAULT_TIMEOUT, ProbeLevel

@@ -23,8 +23,8 @@ from launcher_probe.host.cache_store import (
 from launcher_probe.host.decision import Published
 from launcher_probe.host.fingerprint import Fingerprint
 from launcher_probe.host.hostid import host_id
-from launcher_probe.host.paths import printable
 from launcher_probe.host.probe_result import PROBE_PROTOCOL_VERSION, ProbeResult
+from launcher_probe.json_output import printable
 from launcher_probe.value import Value
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing

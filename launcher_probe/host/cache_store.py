@@ -16,7 +16,7 @@ import time
 from launcher_probe.errors import InputRejected
 from launcher_probe.host.cache_record import CacheRecord as CacheRecord  # re-exported
 from launcher_probe.host.digest import sha256_hex
-from launcher_probe.host.paths import printable
+from launcher_probe.json_output import printable
 from launcher_probe.value import Value
 
 #: The directory layout, versioned with the record format (``cache_record.SCHEMA_VERSION``).

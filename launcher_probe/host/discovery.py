@@ -22,10 +22,9 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from launcher_probe.contract import Reason
-from launcher_probe.host.paths import PathVerdict, check_launcher_path, printable
-from launcher_probe.host.sources import ENV_VAR as ENV_VAR  # re-exported
-from launcher_probe.host.sources import Source as Source  # re-exported
+from launcher_probe.contract import ENV_VAR, Reason, Source
+from launcher_probe.host.paths import PathVerdict, check_launcher_path
+from launcher_probe.json_output import printable
 
 EXECUTABLE = "codex"
 #: PATH entries looked at (empty and relative ones included); the rest is ``skipped``.

@@ -9,6 +9,7 @@ import stat
 from launcher_probe.contract import Reason
 from launcher_probe.errors import InputRejected
 from launcher_probe.host.walk import Component, walk
+from launcher_probe.json_output import printable
 from launcher_probe.value import Value
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
@@ -40,24 +41,6 @@ class PathRejected(InputRejected):
         self.verdict = verdict
         if verdict.reason is not None:
             self.reason = str(verdict.reason)  # the path rule's own code (docs/json.md)
-
-
-def printable(path: str | bytes) -> str:
-    """``path`` as text safe to print or put in JSON: undecodable bytes as ``\\xNN``, a
-    surrogate that stands for no byte (``"\\ud800"``, from JSON say) as ``\\uNNNN``."""
-    try:
-        raw = path if isinstance(path, bytes) else os.fsencode(path)
-    except UnicodeEncodeError:
-        assert isinstance(path, str)
-        return "".join(_printable_char(char) for char in path)
-    return raw.decode("utf-8", "backslashreplace")
-
-
-def _printable_char(char: str) -> str:
-    try:
-        return os.fsencode(char).decode("utf-8", "backslashreplace")
-    except UnicodeEncodeError:
-        return f"\\u{ord(char):04x}"
 
 
 def open_regular_file(path: str) -> BinaryIO:

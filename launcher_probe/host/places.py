@@ -15,7 +15,7 @@ import platform
 from collections.abc import Callable
 from pathlib import Path
 
-from launcher_probe.host.discovery import Source
+from launcher_probe.contract import Source
 from launcher_probe.host.paths import open_regular_file
 
 #: Bytes of ``~/.npmrc`` and of each shell profile read.

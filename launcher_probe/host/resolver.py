@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import time
 
-from launcher_probe.contract import Reason
+from launcher_probe.contract import ENV_VAR, Reason, Source
 from launcher_probe.host.cache import (
     DEFAULT_LOCK_TIMEOUT,
     CacheUnavailable,
@@ -20,10 +20,9 @@ from launcher_probe.host.cache import (
 )
 from launcher_probe.host.decision import Decision, PassedOver, Published, Withheld
 from launcher_probe.host.memory import MEMORY
-from launcher_probe.host.paths import printable
 from launcher_probe.host.probe_result import DEFAULT_TIMEOUT
-from launcher_probe.host.sources import ENV_VAR, Source
 from launcher_probe.host.versions import untested_version_warning
+from launcher_probe.json_output import printable
 from launcher_probe.value import Value
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing

@@ -8,7 +8,7 @@ import os
 import re
 
 from launcher_probe.contract import Reason
-from launcher_probe.host.paths import printable
+from launcher_probe.json_output import printable
 
 _USAGE_ERROR = re.compile(r"unexpected argument|unrecognized subcommand|^error: ", re.MULTILINE)
 _STATE_REJECTED = "invalid --sandbox-state-json"

@@ -6,7 +6,7 @@ from __future__ import annotations
 import logging
 import os
 
-from launcher_probe.host.paths import printable
+from launcher_probe.json_output import printable
 from launcher_probe.service.activation import inherited_listener
 from launcher_probe.service.decisions import DecisionTable
 from launcher_probe.service.handlers import Handlers

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from launcher_probe.contract import Reason
+from launcher_probe.contract import Reason, Source
 from launcher_probe.errors import ConfigError
-from launcher_probe.host.discovery import Candidate, Discovery, Source, discover
+from launcher_probe.host.discovery import Candidate, Discovery, discover
 from tests.conftest import HostEnv, run_cli
 from tests.host.stubs import native_stub
 from tests.host.test_shims import bun_global, npm_global, pnpm_global, target

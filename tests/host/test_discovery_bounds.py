@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from launcher_probe.contract import Reason
+from launcher_probe.contract import Reason, Source
 from launcher_probe.host.decision import Withheld
-from launcher_probe.host.discovery import MAX_GLOB_MATCHES, MAX_PATH_ENTRIES, Source, discover
-from launcher_probe.host.paths import printable
+from launcher_probe.host.discovery import MAX_GLOB_MATCHES, MAX_PATH_ENTRIES, discover
 from launcher_probe.host.resolver import SEARCHED, resolve_launcher
+from launcher_probe.json_output import printable
 from tests.conftest import HostEnv, run_cli
 from tests.host.stubs import native_stub
 from tests.host.test_paths import nobody
@@ -147,7 +147,7 @@ def _printable_takes_lone_surrogates() -> bool:
 
 @pytest.mark.skipif(
     not _printable_takes_lone_surrogates(),
-    reason="paths.printable() does not take lone surrogates yet (fixed with the path rules)",
+    reason="printable() does not take lone surrogates yet (fixed with the path rules)",
 )
 def test_a_lone_surrogate_from_the_caller_is_not_utf8(host_env: HostEnv) -> None:
     discovery = discover("/\ud800")

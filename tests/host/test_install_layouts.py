@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from launcher_probe.contract import Reason
-from launcher_probe.host.discovery import Source, discover
+from launcher_probe.contract import Reason, Source
+from launcher_probe.host.discovery import discover
 from launcher_probe.host.harness import is_codex_executable
 from tests.conftest import HostEnv, run_cli
 from tests.host.stubs import foreign, native_stub

@@ -28,7 +28,7 @@ _OWNED = re.compile(r"^(?:symlink )?(?P<path>.+) is owned by uid \d+")
 
 
 def _quoted(path: str) -> str:
-    from launcher_probe.host.paths import printable
+    from launcher_probe.json_output import printable
 
     return shlex.quote(printable(path))
 

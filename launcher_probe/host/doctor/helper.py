@@ -12,7 +12,7 @@ def collect() -> dict[str, Any]:
     """``{"running", "socket", "pid", "version", "uptime", "detail"}``; ``detail`` says why
     no helper answered (none is needed: every command works without one)."""
     from launcher_probe.client import HelperUnavailable, request
-    from launcher_probe.host.paths import printable
+    from launcher_probe.json_output import printable
     from launcher_probe.service.location import default_socket
 
     socket = default_socket()

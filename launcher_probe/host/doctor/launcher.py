@@ -13,7 +13,7 @@ from typing import Any
 from launcher_probe.contract import SANDBOX_STATE_CAPABILITY, Reason
 from launcher_probe.host.decision import Decision, Published
 from launcher_probe.host.doctor.fixes import fix_for
-from launcher_probe.host.paths import printable
+from launcher_probe.json_output import printable
 
 #: A sandbox state like the one Codex sends for a read-only turn. The injector needs one
 #: to say what a server would receive; its content does not change the launcher verdict.

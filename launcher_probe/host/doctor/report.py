@@ -10,7 +10,7 @@ from typing import Any
 from launcher_probe.errors import ExitCode, UsageError
 from launcher_probe.host.doctor import candidates, helper, launcher, settings
 from launcher_probe.host.doctor.servers import codex_config_file, read_servers, server_part
-from launcher_probe.host.paths import printable
+from launcher_probe.json_output import printable
 
 #: At most this many servers are checked at once (each is a process and a thread).
 PARALLEL_CHECKS = 8

@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from launcher_probe.host.paths import printable
+from launcher_probe.json_output import printable
 
 
 def collect(codex: str | None) -> dict[str, Any]:
@@ -14,8 +14,8 @@ def collect(codex: str | None) -> dict[str, Any]:
     "codex"}}``: ``source``/``path`` name the setting that decides (the first of flag, env
     and config that is set; both null when discovery searches). ConfigError (exit 4) for a
     config file that cannot be used, as every command raises it."""
+    from launcher_probe.contract import ENV_VAR, Source
     from launcher_probe.host.config import config_file, configured_codex
-    from launcher_probe.host.discovery import ENV_VAR, Source
 
     file = config_file()
     configured = configured_codex(file)
