@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from launcher_probe.host.decision import Decision
-    from launcher_probe.host.fingerprint import Fingerprint
+    from launcher_probe.host.paths.fingerprint import Fingerprint
 
 #: How the CLI gets a decision: the helper if it answers, only the helper, or in process.
 VIA = ("auto", "helper", "local")
@@ -128,7 +128,7 @@ def decision_from_json(value: dict[str, Any]) -> Decision:
     """
     from launcher_probe.contract import LauncherDescriptor, Reason
     from launcher_probe.host.decision import PassedOver, Published, Withheld
-    from launcher_probe.host.fingerprint import Fingerprint
+    from launcher_probe.host.paths.fingerprint import Fingerprint
 
     warnings = tuple(str(warning) for warning in value["warnings"])
     tried = tuple(

@@ -15,7 +15,7 @@ import pytest
 
 from launcher_probe.contract import Reason
 from launcher_probe.host.decision import Published
-from launcher_probe.host.paths import check_launcher_path
+from launcher_probe.host.paths.rules import check_launcher_path
 from launcher_probe.host.resolver import resolve_launcher
 from launcher_probe.server.request import LauncherUnavailable, SandboxRequest
 from tests.conftest import HostEnv, run_cli

@@ -10,8 +10,8 @@ from launcher_probe.contract import LauncherDescriptor, Reason
 from launcher_probe.host.cache import CacheUnavailable, VerdictCache
 from launcher_probe.host.decision import PassedOver, Published
 from launcher_probe.host.entry_lock import LockTimeout
-from launcher_probe.host.fingerprint import Fingerprint
-from launcher_probe.host.paths import PathVerdict
+from launcher_probe.host.paths.fingerprint import Fingerprint
+from launcher_probe.host.paths.rules import PathVerdict
 from launcher_probe.host.probe_result import ProbeResult
 from launcher_probe.value import Value
 

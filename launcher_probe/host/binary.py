@@ -11,7 +11,7 @@ import platform
 import struct
 from dataclasses import dataclass
 
-from launcher_probe.host.paths import open_regular_file
+from launcher_probe.host.paths.rules import open_regular_file
 from launcher_probe.json_output import printable
 
 #: Bytes read: enough for the ELF header's fields used here, or a fat header and its table.

@@ -21,8 +21,8 @@ from launcher_probe.host.cache_store import (
     RecordStore,
 )
 from launcher_probe.host.decision import Published
-from launcher_probe.host.fingerprint import Fingerprint
 from launcher_probe.host.hostid import host_id
+from launcher_probe.host.paths.fingerprint import Fingerprint
 from launcher_probe.host.probe_result import PROBE_PROTOCOL_VERSION, ProbeResult
 from launcher_probe.json_output import printable
 from launcher_probe.value import Value

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 
 from launcher_probe import __version__
-from launcher_probe.host.fingerprint import Fingerprint
+from launcher_probe.host.paths.fingerprint import Fingerprint
 from launcher_probe.host.probe_result import PROBE_PROTOCOL_VERSION, ProbeResult
 from launcher_probe.value import Value
 

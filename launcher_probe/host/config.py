@@ -7,7 +7,7 @@ from pathlib import Path
 from platformdirs import user_config_path
 
 from launcher_probe.errors import ConfigError
-from launcher_probe.host.paths import open_regular_file, unsafe_chain
+from launcher_probe.host.paths.rules import open_regular_file, unsafe_chain
 
 APP_NAME = "launcher-probe"
 CODEX_KEY = "codex"

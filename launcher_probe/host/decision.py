@@ -11,7 +11,7 @@ if TYPE_CHECKING:
 
     from launcher_probe.contract import Reason
     from launcher_probe.host.cache_store import CacheRecord
-    from launcher_probe.host.fingerprint import Fingerprint
+    from launcher_probe.host.paths.fingerprint import Fingerprint
 
 
 class Published(Value):

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from launcher_probe.contract import ENV_VAR, Reason, Source
-from launcher_probe.host.paths import PathVerdict, check_launcher_path
+from launcher_probe.host.paths.rules import PathVerdict, check_launcher_path
 from launcher_probe.json_output import printable
 
 EXECUTABLE = "codex"

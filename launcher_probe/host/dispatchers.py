@@ -23,7 +23,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from launcher_probe.host.discovery import newest_matches
-from launcher_probe.host.paths import open_regular_file
+from launcher_probe.host.paths.rules import open_regular_file
 
 #: Bytes of Vite+'s package record read.
 _RECORD_LIMIT = 64 * 1024

@@ -12,7 +12,7 @@ import os
 from dataclasses import dataclass
 
 from launcher_probe.host.binary import HEADER_LIMIT, is_executable_format
-from launcher_probe.host.paths import open_regular_file
+from launcher_probe.host.paths.rules import open_regular_file
 
 #: Bytes read to classify a file (enough for a universal binary's table); a ``#!`` script is
 #: read up to ``SCRIPT_LIMIT`` bytes.

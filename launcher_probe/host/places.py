@@ -16,7 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from launcher_probe.contract import Source
-from launcher_probe.host.paths import open_regular_file
+from launcher_probe.host.paths.rules import open_regular_file
 
 #: Bytes of ``~/.npmrc`` and of each shell profile read.
 _NPMRC_LIMIT = _PROFILE_LIMIT = 64 * 1024

@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 
 from launcher_probe.contract import Reason
-from launcher_probe.host.fingerprint import Fingerprint
-from launcher_probe.host.paths import check_launcher_path
+from launcher_probe.host.paths.fingerprint import Fingerprint
+from launcher_probe.host.paths.rules import check_launcher_path
 
 NOBODY = pwd.getpwnam("nobody").pw_uid
 

@@ -11,7 +11,7 @@ import pytest
 
 from launcher_probe.contract import Reason
 from launcher_probe.errors import ExitCode, InputRejected
-from launcher_probe.host.paths import PathRejected, check_launcher_path, require_launcher_path
+from launcher_probe.host.paths.rules import PathRejected, check_launcher_path, require_launcher_path
 from launcher_probe.json_output import printable
 
 NATIVE = b"\x7fELF\x02\x01\x01" + bytes(57)

@@ -18,7 +18,7 @@ from launcher_probe.errors import ConfigError
 from launcher_probe.host.decision import Decision
 from launcher_probe.host.doctor.fixes import fix_for
 from launcher_probe.host.doctor.launcher import EXAMPLE_STATE
-from launcher_probe.host.paths import open_regular_file
+from launcher_probe.host.paths.rules import open_regular_file
 from launcher_probe.json_output import printable
 
 #: A Codex config larger than this is refused rather than read.

@@ -8,7 +8,7 @@ import stat
 
 from launcher_probe.contract import Reason
 from launcher_probe.errors import InputRejected
-from launcher_probe.host.walk import Component, walk
+from launcher_probe.host.paths.walk import Component, walk
 from launcher_probe.json_output import printable
 from launcher_probe.value import Value
 

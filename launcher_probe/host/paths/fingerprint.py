@@ -11,8 +11,8 @@ from __future__ import annotations
 import os
 import stat
 
-from launcher_probe.host.paths import PathVerdict, judge
-from launcher_probe.host.walk import MAX_SYMLINKS, Component, walk
+from launcher_probe.host.paths.rules import PathVerdict, judge
+from launcher_probe.host.paths.walk import MAX_SYMLINKS, Component, walk
 from launcher_probe.value import Value
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
