@@ -146,7 +146,7 @@ def make_candidate(source: Source, path: str) -> Candidate:
         return Candidate(source, path, None, found)
     if not found.ok:
         return Candidate(source, path, os.path.realpath(path), found)
-    from launcher_probe.host.native import resolve_native
+    from launcher_probe.host.native.follow import resolve_native
 
     resolution = resolve_native(path)
     if resolution.native is None:

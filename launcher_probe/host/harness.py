@@ -17,9 +17,9 @@ from typing import TYPE_CHECKING
 
 from launcher_probe.contract import Reason, Source
 from launcher_probe.host.discovery import EXECUTABLE, Candidate, make_candidate
-from launcher_probe.host.executables import read_head, shebang
+from launcher_probe.host.native.file_kind import read_head, shebang
+from launcher_probe.host.native.shims import TRIPLES
 from launcher_probe.host.paths.rules import PathVerdict, check_launcher_path
-from launcher_probe.host.shims import TRIPLES
 from launcher_probe.json_output import printable
 
 if TYPE_CHECKING:

@@ -9,7 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from launcher_probe.host.binary import _Host, _macho_problem, host_name, native_executable_problem
+from launcher_probe.host.native.host_format import (
+    _Host,
+    _macho_problem,
+    host_name,
+    native_executable_problem,
+)
 from tests.server.launchers import FOREIGN_NAME, elf_header, elf_named, foreign_elf
 
 pytestmark = pytest.mark.skipif(os.uname().sysname != "Linux", reason="ELF host checks")

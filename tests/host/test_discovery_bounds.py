@@ -77,7 +77,7 @@ def test_many_routes_to_one_binary_are_merged_once_each(
 def test_shell_text_is_parsed_in_linear_time(host_env: HostEnv) -> None:
     """Four MiB of crafted text (a quadratic scan would take hours) parse at once."""
     code = (
-        "from launcher_probe.host.shims import shell_shim_scripts; "
+        "from launcher_probe.host.native.shims import shell_shim_scripts; "
         "head = b'#!/bin/sh\\n' + b'/' * (4 << 20) + b' codex.js \"$basedir/x/codex.js\"\\n'; "
         "print(shell_shim_scripts('/d/codex', head))"
     )

@@ -11,11 +11,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from launcher_probe.contract import Reason
-from launcher_probe.host.binary import header_problem
-from launcher_probe.host.executables import FileKind, classify, shebang
-from launcher_probe.host.native import resolve_native
-from launcher_probe.host.shims import shell_shim_scripts
-from launcher_probe.host.wrappers import wrapper_target
+from launcher_probe.host.native.file_kind import FileKind, classify, shebang
+from launcher_probe.host.native.follow import resolve_native
+from launcher_probe.host.native.host_format import header_problem
+from launcher_probe.host.native.shims import shell_shim_scripts
+from launcher_probe.host.native.wrappers import wrapper_target
 from tests.host.stubs import header
 
 PREFIXES = (

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from launcher_probe.contract import Reason
-from launcher_probe.host.executables import FileKind, classify
-from launcher_probe.host.native import NativeResolution, resolve_native
-from launcher_probe.host.shims import Target, host_target
+from launcher_probe.host.native.file_kind import FileKind, classify
+from launcher_probe.host.native.follow import NativeResolution, resolve_native
+from launcher_probe.host.native.shims import Target, host_target
 from tests.host.stubs import header, native_stub
 
 NODE_SHIM = b'#!/usr/bin/env node\n// stand-in for @openai/codex/bin/codex.js\nimport "node:os";\n'

@@ -76,7 +76,7 @@ def _unsafe(detail: str, path: str | None) -> list[str]:
 
 
 def _shim(detail: str, path: str | None) -> list[str]:
-    from launcher_probe.host.shims import host_target
+    from launcher_probe.host.native.shims import host_target
 
     target = host_target()
     package = target.package if target else "@openai/codex-<platform>"

@@ -11,7 +11,7 @@ import enum
 import os
 from dataclasses import dataclass
 
-from launcher_probe.host.binary import HEADER_LIMIT, is_executable_format
+from launcher_probe.host.native.host_format import HEADER_LIMIT, is_executable_format
 from launcher_probe.host.paths.rules import open_regular_file
 
 #: Bytes read to classify a file (enough for a universal binary's table); a ``#!`` script is

@@ -14,20 +14,20 @@ import os
 from dataclasses import dataclass
 
 from launcher_probe.contract import Reason
-from launcher_probe.host.binary import header_problem, host_name
-from launcher_probe.host.dispatchers import dispatcher_target
-from launcher_probe.host.executables import (
+from launcher_probe.host.native.dispatchers import dispatcher_target
+from launcher_probe.host.native.file_kind import (
     FileKind,
     classify,
     read_head,
 )
-from launcher_probe.host.shims import (
+from launcher_probe.host.native.host_format import header_problem, host_name
+from launcher_probe.host.native.shims import (
     Target,
     host_target,
     node_shim_native,
     shell_shim_scripts,
 )
-from launcher_probe.host.wrappers import wrapper_target
+from launcher_probe.host.native.wrappers import wrapper_target
 
 #: Shims, dispatchers and wrappers followed before giving up (real installs need two).
 MAX_INDIRECTIONS = 6
