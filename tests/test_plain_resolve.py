@@ -41,7 +41,7 @@ HEAVY = {
     "tomllib",
     "threading",
     "launcher_probe.host.discovery",
-    "launcher_probe.host.config",
+    "launcher_probe.host.discovery.config_file",
     "launcher_probe.host.native",
     "launcher_probe.host.binary",
     "launcher_probe.host.probe",

@@ -16,7 +16,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from launcher_probe.errors import NothingUsable
-    from launcher_probe.host.discovery import discover
+    from launcher_probe.host.discovery.order import discover
 
     found = discover(args.codex)
     report = found.to_json()

@@ -29,7 +29,7 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from launcher_probe.host.discovery import Discovery
+    from launcher_probe.host.discovery.order import Discovery
 
 #: Places named in the ``not_found`` detail; the Withheld's ``searched`` holds them all.
 SEARCHED = 24
@@ -134,7 +134,7 @@ def resolve_launcher(
         if stored is not None:
             return _with_version_warning(stored.replace(warnings=tuple(warnings)))
     from launcher_probe.host.attempt import Attempt
-    from launcher_probe.host.discovery import discover
+    from launcher_probe.host.discovery.order import discover
 
     found = discover(codex)
     tried: list[PassedOver] = []

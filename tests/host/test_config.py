@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from launcher_probe.errors import ConfigError, ExitCode
-from launcher_probe.host.config import MAX_CONFIG_BYTES, configured_codex
+from launcher_probe.host.discovery.config_file import MAX_CONFIG_BYTES, configured_codex
 from launcher_probe.host.resolver import resolve_launcher
 from tests.conftest import HostEnv, run_cli
 

@@ -13,7 +13,7 @@ import pytest
 
 from launcher_probe.contract import Reason, Source
 from launcher_probe.errors import ConfigError
-from launcher_probe.host.discovery import Candidate, Discovery, discover
+from launcher_probe.host.discovery.order import Candidate, Discovery, discover
 from tests.conftest import HostEnv, run_cli
 from tests.host.stubs import native_stub
 from tests.host.test_shims import bun_global, npm_global, pnpm_global, target
@@ -424,7 +424,7 @@ def test_harness_binary_named_codex_and_gone_from_disk(
 
 def test_operator_discovery_does_not_import_psutil(host_env: HostEnv) -> None:
     code = (
-        "import sys; from launcher_probe.host.discovery import discover; "
+        "import sys; from launcher_probe.host.discovery.order import discover; "
         "discover('/nowhere/codex'); print('psutil' in sys.modules)"
     )
     result = subprocess.run(

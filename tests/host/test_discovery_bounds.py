@@ -13,7 +13,7 @@ import pytest
 
 from launcher_probe.contract import Reason, Source
 from launcher_probe.host.decision import Withheld
-from launcher_probe.host.discovery import MAX_GLOB_MATCHES, MAX_PATH_ENTRIES, discover
+from launcher_probe.host.discovery.order import MAX_GLOB_MATCHES, MAX_PATH_ENTRIES, discover
 from launcher_probe.host.resolver import SEARCHED, resolve_launcher
 from launcher_probe.json_output import printable
 from tests.conftest import HostEnv, run_cli
@@ -45,7 +45,7 @@ def test_a_huge_path_is_capped_and_the_rest_reported(host_env: HostEnv) -> None:
     128 KiB): at most MAX_PATH_ENTRIES are looked at, the rest is one ``limit`` item."""
     native = native_stub(host_env.home / "first" / "codex")
     code = (
-        "import json, os; from launcher_probe.host.discovery import discover; "
+        "import json, os; from launcher_probe.host.discovery.order import discover; "
         f"os.environ['PATH'] = ':'.join([{str(native.parent)!r}] + "
         "[f'/nowhere/{n}' for n in range(59_999)]); "
         "print(json.dumps(discover().to_json()))"

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from launcher_probe.contract import Reason, Source
-from launcher_probe.host.discovery import discover
-from launcher_probe.host.harness import is_codex_executable
+from launcher_probe.host.discovery.harness import is_codex_executable
+from launcher_probe.host.discovery.order import discover
 from tests.conftest import HostEnv, run_cli
 from tests.host.stubs import foreign, native_stub
 from tests.host.test_discovery import found, native_in

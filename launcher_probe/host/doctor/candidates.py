@@ -9,7 +9,7 @@ from launcher_probe.host.doctor.fixes import fix_for
 
 def collect(codex: str | None) -> dict[str, Any]:
     """``discover --json``'s object, each candidate with ``fix`` (empty when it passes)."""
-    from launcher_probe.host.discovery import discover
+    from launcher_probe.host.discovery.order import discover
 
     found = discover(codex)
     report = found.to_json()

@@ -34,7 +34,7 @@ def _quoted(path: str) -> str:
 
 
 def _point_at_it() -> list[str]:
-    from launcher_probe.host.config import config_file
+    from launcher_probe.host.discovery.config_file import config_file
 
     config = _quoted(str(config_file()))
     return [

@@ -15,7 +15,7 @@ def collect(codex: str | None) -> dict[str, Any]:
     and config that is set; both null when discovery searches). ConfigError (exit 4) for a
     config file that cannot be used, as every command raises it."""
     from launcher_probe.contract import ENV_VAR, Source
-    from launcher_probe.host.config import config_file, configured_codex
+    from launcher_probe.host.discovery.config_file import config_file, configured_codex
 
     file = config_file()
     configured = configured_codex(file)

@@ -120,8 +120,8 @@ def discover(codex: str | None = None) -> Discovery:
         source, path = operator
         searched = ({"source": str(source), "path": printable(path)},)
         return Discovery((make_candidate(source, path),), (), searched)
-    from launcher_probe.host.harness import harness_candidate
-    from launcher_probe.host.places import Locations
+    from launcher_probe.host.discovery.harness import harness_candidate
+    from launcher_probe.host.discovery.places import Locations
 
     search = Search()
     search.searched_place(Source.HARNESS, "ancestor processes")
@@ -165,7 +165,9 @@ def _operator_choice(codex: str | None) -> tuple[Source, str] | None:
     from_env = os.environ.get(ENV_VAR)
     if from_env:
         return Source.ENV, from_env
-    from launcher_probe.host.config import configured_codex  # platformdirs, tomllib: only now
+    from launcher_probe.host.discovery.config_file import (
+        configured_codex,  # platformdirs, tomllib: only now
+    )
 
     configured = configured_codex()
     if configured is not None:
