@@ -22,7 +22,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from launcher_probe.contract import Source
-    from launcher_probe.host.discovery.order import make_candidate
+    from launcher_probe.host.discovery.candidate import make_candidate
     from launcher_probe.host.paths.rules import PathRejected
     from launcher_probe.host.probe import probe_launcher
     from launcher_probe.host.probe_result import DEFAULT_TIMEOUT, ProbeLevel

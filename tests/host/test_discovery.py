@@ -13,7 +13,8 @@ import pytest
 
 from launcher_probe.contract import Reason, Source
 from launcher_probe.errors import ConfigError
-from launcher_probe.host.discovery.order import Candidate, Discovery, discover
+from launcher_probe.host.discovery.candidate import Candidate
+from launcher_probe.host.discovery.order import Discovery, discover
 from tests.conftest import HostEnv, run_cli
 from tests.host.stubs import native_stub
 from tests.host.test_shims import bun_global, npm_global, pnpm_global, target

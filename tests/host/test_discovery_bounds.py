@@ -13,7 +13,8 @@ import pytest
 
 from launcher_probe.contract import Reason, Source
 from launcher_probe.host.decision import Withheld
-from launcher_probe.host.discovery.order import MAX_GLOB_MATCHES, MAX_PATH_ENTRIES, discover
+from launcher_probe.host.discovery.order import MAX_PATH_ENTRIES, discover
+from launcher_probe.host.native.newest import MAX_GLOB_MATCHES
 from launcher_probe.host.resolver import SEARCHED, resolve_launcher
 from launcher_probe.json_output import printable
 from tests.conftest import HostEnv, run_cli

@@ -16,7 +16,7 @@ import shutil
 from typing import TYPE_CHECKING
 
 from launcher_probe.contract import Reason, Source
-from launcher_probe.host.discovery.order import EXECUTABLE, Candidate, make_candidate
+from launcher_probe.host.discovery.candidate import EXECUTABLE, Candidate, make_candidate
 from launcher_probe.host.native.file_kind import read_head, shebang
 from launcher_probe.host.native.shims import TRIPLES
 from launcher_probe.host.paths.rules import PathVerdict, check_launcher_path

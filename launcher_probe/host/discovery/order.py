@@ -15,57 +15,19 @@ looked at; the remainder is reported in ``skipped`` with reason ``limit``.
 
 from __future__ import annotations
 
-import glob
-import itertools
 import os
-import re
 from dataclasses import dataclass
 from typing import Any
 
-from launcher_probe.contract import ENV_VAR, Reason, Source
-from launcher_probe.host.paths.rules import PathVerdict, check_launcher_path
+from launcher_probe.contract import ENV_VAR, Source
+from launcher_probe.host.discovery.candidate import EXECUTABLE, Candidate, make_candidate
+from launcher_probe.host.native.newest import MAX_GLOB_MATCHES, newest_matches
 from launcher_probe.json_output import printable
 
-EXECUTABLE = "codex"
 #: PATH entries looked at (empty and relative ones included); the rest is ``skipped``.
 MAX_PATH_ENTRIES = 1024
-#: Matches taken from one glob place (newest first among those listed).
-MAX_GLOB_MATCHES = 64
 #: The standalone installer's packages live in ``$CODEX_HOME/packages/<this>/``.
 STANDALONE_PACKAGE = "standalone"
-#: Path-rule failures after which there is nothing to resolve.
-_UNRESOLVABLE = (Reason.NOT_ABSOLUTE, Reason.NOT_UTF8, Reason.NOT_FOUND)
-
-
-@dataclass(frozen=True, slots=True)
-class Candidate:
-    """A possible launcher: the path as found, the native binary it resolves to, its verdict.
-
-    ``verdict`` applies the path rules to the path as found (its symlink chain) and to the
-    native binary a shim resolves to. ``resolved`` is None when nothing could be resolved;
-    for a path that fails the path rules it is where its symlinks lead (never read).
-    """
-
-    source: Source
-    path: str
-    resolved: str | None
-    verdict: PathVerdict
-    also_found_at: tuple[tuple[Source, str], ...] = ()
-
-    def to_json(self) -> dict[str, Any]:
-        """``{"source","path","resolved","ok","reason","detail","also_found_at"}``."""
-        return {
-            "source": str(self.source),
-            "path": printable(self.path),
-            "resolved": None if self.resolved is None else printable(self.resolved),
-            "ok": self.verdict.ok,
-            "reason": None if self.verdict.reason is None else str(self.verdict.reason),
-            "detail": printable(self.verdict.detail),
-            "also_found_at": [
-                {"source": str(source), "path": printable(path)}
-                for source, path in self.also_found_at
-            ],
-        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,28 +97,6 @@ def discover(codex: str | None = None) -> Discovery:
     for place, pattern in locations.known():
         search.look(Source.KNOWN, place, pattern=pattern)
     return search.result()
-
-
-def make_candidate(source: Source, path: str) -> Candidate:
-    """Apply the path rules to ``path`` and, when it passes, follow it (through any shim,
-    dispatcher or wrapper) to its native binary, which must pass them too. A path that
-    fails is not read at all."""
-    found = check_launcher_path(path)
-    if found.reason in _UNRESOLVABLE:
-        return Candidate(source, path, None, found)
-    if not found.ok:
-        return Candidate(source, path, os.path.realpath(path), found)
-    from launcher_probe.host.native.follow import resolve_native
-
-    resolution = resolve_native(path)
-    if resolution.native is None:
-        tried = ", ".join(printable(tried) for tried in resolution.tried)
-        detail = f"{resolution.detail} (tried: {tried})" if tried else resolution.detail
-        return Candidate(source, path, None, PathVerdict(False, resolution.reason, detail))
-    if resolution.native == path:
-        return Candidate(source, path, path, found)
-    # The native binary is what gets published: it must pass on its own (UTF-8 included).
-    return Candidate(source, path, resolution.native, check_launcher_path(resolution.native))
 
 
 def _operator_choice(codex: str | None) -> tuple[Source, str] | None:
@@ -262,16 +202,3 @@ def _labelled(candidate: Candidate) -> Candidate:
     if f"/packages/{STANDALONE_PACKAGE}/" in leads_to:
         return candidate
     return Candidate(Source.KNOWN, candidate.path, candidate.resolved, candidate.verdict)
-
-
-def newest_matches(pattern: str) -> tuple[list[str], bool]:
-    """At most ``MAX_GLOB_MATCHES`` paths matching ``pattern``, newest version first, and
-    whether that is all of them."""
-    listed = list(itertools.islice(glob.iglob(pattern), MAX_GLOB_MATCHES + 1))
-    complete = len(listed) <= MAX_GLOB_MATCHES
-    return sorted(listed[:MAX_GLOB_MATCHES], key=_natural_key, reverse=True), complete
-
-
-def _natural_key(text: str) -> list[tuple[int, int | str]]:
-    """Sort key that orders ``v10`` after ``v9`` (so newest versions come first reversed)."""
-    return [(1, int(part)) if part.isdigit() else (0, part) for part in re.split(r"(\d+)", text)]

@@ -22,7 +22,7 @@ import re
 from collections.abc import Callable
 from pathlib import Path
 
-from launcher_probe.host.discovery.order import newest_matches
+from launcher_probe.host.native.newest import newest_matches
 from launcher_probe.host.paths.rules import open_regular_file
 
 #: Bytes of Vite+'s package record read.

@@ -17,9 +17,9 @@ import glob
 import os
 from dataclasses import dataclass
 
-from launcher_probe.host.discovery.order import newest_matches
 from launcher_probe.host.native.dispatchers import first_existing, homes, safe_name
 from launcher_probe.host.native.file_kind import is_shell, shebang
+from launcher_probe.host.native.newest import newest_matches
 from launcher_probe.host.native.shims import words
 
 _PASS_THROUGH = ["$@"]
