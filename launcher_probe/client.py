@@ -168,7 +168,7 @@ def decision_from_json(value: dict[str, Any]) -> Decision:
 
 def _require_passed_verdict(fingerprint: Fingerprint) -> None:
     """ValueError unless the verdict cache holds a fresh passed verdict for ``fingerprint``."""
-    from launcher_probe.host.cache import CacheUnavailable, VerdictCache
+    from launcher_probe.host.cache.policy import CacheUnavailable, VerdictCache
 
     try:
         record = VerdictCache().lookup(fingerprint, warnings=[])
@@ -205,7 +205,7 @@ def resolve_via(
         except (HelperUnavailable, InputRejected):  # no helper, or a path JSON cannot carry
             if via == "helper":
                 raise
-    from launcher_probe.host.cache import DEFAULT_LOCK_TIMEOUT
+    from launcher_probe.host.cache.policy import DEFAULT_LOCK_TIMEOUT
     from launcher_probe.host.probe_result import DEFAULT_TIMEOUT
     from launcher_probe.host.resolver import ResolverConfig, resolve_launcher
 

@@ -22,7 +22,7 @@ import pytest
 
 from launcher_probe.cli import build_parser
 from launcher_probe.commands.resolve import plain_form
-from launcher_probe.host.cache import VerdictCache
+from launcher_probe.host.cache.policy import VerdictCache
 from tests.conftest import ROOT, HostEnv
 from tests.fakes import FakeCodex, install_fake_codex
 from tests.service.helper import fresh_socket, running_helper, short_directory
@@ -45,7 +45,7 @@ HEAVY = {
     "launcher_probe.host.native",
     "launcher_probe.host.binary",
     "launcher_probe.host.probe",
-    "launcher_probe.host.entry_lock",
+    "launcher_probe.host.cache.entry_lock",
 }
 
 

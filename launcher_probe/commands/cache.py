@@ -21,7 +21,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from launcher_probe.host.cache import VerdictCache
+    from launcher_probe.host.cache.policy import VerdictCache
     from launcher_probe.json_output import printable
 
     cache = VerdictCache()

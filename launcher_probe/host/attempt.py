@@ -7,9 +7,9 @@ The slow path of ``resolve_launcher``: imported only once its fronts had no answ
 from __future__ import annotations
 
 from launcher_probe.contract import LauncherDescriptor, Reason
-from launcher_probe.host.cache import CacheUnavailable, VerdictCache
+from launcher_probe.host.cache.entry_lock import LockTimeout
+from launcher_probe.host.cache.policy import CacheUnavailable, VerdictCache
 from launcher_probe.host.decision import PassedOver, Published
-from launcher_probe.host.entry_lock import LockTimeout
 from launcher_probe.host.paths.fingerprint import Fingerprint
 from launcher_probe.host.paths.rules import PathVerdict
 from launcher_probe.host.probe_result import ProbeResult

@@ -10,7 +10,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from launcher_probe.contract import Reason
-    from launcher_probe.host.cache_store import CacheRecord
+    from launcher_probe.host.cache.store import CacheRecord
     from launcher_probe.host.paths.fingerprint import Fingerprint
 
 

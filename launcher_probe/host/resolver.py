@@ -12,14 +12,14 @@ import os
 import time
 
 from launcher_probe.contract import ENV_VAR, Reason, Source
-from launcher_probe.host.cache import (
+from launcher_probe.host.cache.memory import MEMORY
+from launcher_probe.host.cache.policy import (
     DEFAULT_LOCK_TIMEOUT,
     CacheUnavailable,
     Lifetimes,
     VerdictCache,
 )
 from launcher_probe.host.decision import Decision, PassedOver, Published, Withheld
-from launcher_probe.host.memory import MEMORY
 from launcher_probe.host.probe_result import DEFAULT_TIMEOUT
 from launcher_probe.host.versions import untested_version_warning
 from launcher_probe.json_output import printable

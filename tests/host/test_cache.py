@@ -16,9 +16,9 @@ from typing import Any
 import pytest
 
 from launcher_probe.contract import Reason
-from launcher_probe.host.cache import CACHE_DIR_ENV, Lifetimes, VerdictCache
+from launcher_probe.host.cache.location import host_id
+from launcher_probe.host.cache.policy import CACHE_DIR_ENV, Lifetimes, VerdictCache
 from launcher_probe.host.decision import Published, Withheld
-from launcher_probe.host.hostid import host_id
 from launcher_probe.host.resolver import ResolverConfig, resolve_launcher
 from tests.conftest import HostEnv, run_cli
 from tests.fakes import FakeCodex, install_fake_codex
@@ -377,7 +377,7 @@ def test_cache_clear_keeps_other_hosts_records(host_env: HostEnv, fake_codex: Fa
 def test_host_id_comes_from_the_host_name_and_machine_id(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from launcher_probe.host import hostid
+    from launcher_probe.host.cache import location as hostid
 
     machine_id = tmp_path / "machine-id"
     machine_id.write_text("0123456789abcdef\n")

@@ -21,9 +21,9 @@ from typing import Any
 import pytest
 
 from launcher_probe.contract import Reason
+from launcher_probe.host.cache.memory import MEMORY
 from launcher_probe.host.decision import Published, Withheld
 from launcher_probe.host.discovery.order import discover
-from launcher_probe.host.memory import MEMORY
 from launcher_probe.host.native.shims import host_target
 from launcher_probe.host.resolver import ResolverConfig, resolve_launcher
 from tests.conftest import HostEnv, run_cli

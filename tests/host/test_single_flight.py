@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from launcher_probe.contract import Reason
-from launcher_probe.host import entry_lock
-from launcher_probe.host.cache import VerdictCache
+from launcher_probe.host.cache import entry_lock
+from launcher_probe.host.cache.policy import VerdictCache
 from launcher_probe.host.decision import Decision, Published, Withheld
 from launcher_probe.host.resolver import ResolverConfig, resolve_launcher
 from tests.conftest import ROOT, HostEnv, run_cli

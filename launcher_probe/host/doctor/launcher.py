@@ -78,7 +78,7 @@ def capable_server_meta(decision: Decision) -> dict[str, Any]:
 
 def _recorded(path: str) -> tuple[dict[str, Any] | None, dict[str, Any]]:
     """The probe result recorded for ``path`` (as found) and the record's cache state."""
-    from launcher_probe.host.cache import CacheUnavailable, VerdictCache
+    from launcher_probe.host.cache.policy import CacheUnavailable, VerdictCache
 
     state: dict[str, Any] = dict.fromkeys(
         ("state", "file", "why", "age", "probed_at", "expires_at", "expires_in")

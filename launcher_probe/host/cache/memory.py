@@ -19,8 +19,8 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from launcher_probe.host.cache import Lifetimes
-    from launcher_probe.host.cache_store import CacheRecord
+    from launcher_probe.host.cache.policy import Lifetimes
+    from launcher_probe.host.cache.store import CacheRecord
 
 #: How long the memory front keeps a record before reading the disk again.
 MEMORY_TTL = 60.0

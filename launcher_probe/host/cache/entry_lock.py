@@ -18,7 +18,7 @@ import threading
 import time
 
 from launcher_probe.errors import LauncherProbeError
-from launcher_probe.host.cache_store import CacheUnavailable
+from launcher_probe.host.cache.store import CacheUnavailable
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:

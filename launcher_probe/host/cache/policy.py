@@ -14,14 +14,14 @@ import os
 import sys
 import time
 
-from launcher_probe.host.cache_store import (
+from launcher_probe.host.cache.location import host_id
+from launcher_probe.host.cache.store import (
     CacheRead,
     CacheRecord,
     CacheUnavailable,
     RecordStore,
 )
 from launcher_probe.host.decision import Published
-from launcher_probe.host.hostid import host_id
 from launcher_probe.host.paths.fingerprint import Fingerprint
 from launcher_probe.host.probe_result import PROBE_PROTOCOL_VERSION, ProbeResult
 from launcher_probe.json_output import printable
@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
     from typing import Any
 
-    from launcher_probe.host.memory import MemoryFront
+    from launcher_probe.host.cache.memory import MemoryFront
 
 __all__ = [
     "CACHE_DIR_ENV",
@@ -304,7 +304,7 @@ class VerdictCache:
         """Hold the entry lock for ``path`` (threads and processes alike), making the
         cache directories first. LockTimeout when it stays held; CacheUnavailable when
         the lock file cannot be made."""
-        from launcher_probe.host.entry_lock import entry_lock  # threads: the slow path only
+        from launcher_probe.host.cache.entry_lock import entry_lock  # threads: the slow path only
 
         self.disk.check_directories(create=True)
         with entry_lock(self.lock_file(path), self.lock_timeout):

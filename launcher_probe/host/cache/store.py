@@ -14,8 +14,8 @@ import stat
 import time
 
 from launcher_probe.errors import InputRejected
-from launcher_probe.host.cache_record import CacheRecord as CacheRecord  # re-exported
-from launcher_probe.host.digest import sha256_hex
+from launcher_probe.host.cache.digest import sha256_hex
+from launcher_probe.host.cache.record import CacheRecord as CacheRecord  # re-exported
 from launcher_probe.json_output import printable
 from launcher_probe.value import Value
 

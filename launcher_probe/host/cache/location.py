@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 import os
 
-from launcher_probe.host.digest import sha256_hex
+from launcher_probe.host.cache.digest import sha256_hex
 
 #: Where systemd and D-Bus keep the machine id (the first readable one wins).
 MACHINE_ID_FILES = ("/etc/machine-id", "/var/lib/dbus/machine-id")
