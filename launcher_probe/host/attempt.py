@@ -17,8 +17,8 @@ from launcher_probe.value import Value
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
+    from launcher_probe.host.cache.policy import ResolverConfig
     from launcher_probe.host.discovery.candidate import Candidate
-    from launcher_probe.host.resolver import ResolverConfig
 
 
 class Verdict(Value):

@@ -17,7 +17,8 @@ import pytest
 
 from launcher_probe.contract import Reason
 from launcher_probe.host.cache.location import host_id
-from launcher_probe.host.cache.policy import CACHE_DIR_ENV, Lifetimes, VerdictCache
+from launcher_probe.host.cache.policy import CACHE_DIR_ENV, VerdictCache
+from launcher_probe.host.cache.record import Lifetimes
 from launcher_probe.host.decision import Published, Withheld
 from launcher_probe.host.resolver import ResolverConfig, resolve_launcher
 from tests.conftest import HostEnv, run_cli

@@ -8,8 +8,7 @@ import hashlib
 import platformdirs
 import pytest
 
-from launcher_probe.host.cache.digest import sha256_hex
-from launcher_probe.host.cache.policy import cache_root, user_cache_dir
+from launcher_probe.host.cache.location import cache_root, sha256_hex, user_cache_dir
 
 
 @pytest.mark.parametrize(

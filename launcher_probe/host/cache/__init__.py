@@ -3,6 +3,6 @@ record (``record.py``), its storage on disk (``store.py``), the in-process memor
 (``memory.py``), where the cache lives for this host (``location.py``) and the per-entry
 lock (``entry_lock.py``, imported on a miss only)."""
 
-from launcher_probe.host.cache.policy import Lifetimes as Lifetimes
+from launcher_probe.host.cache.record import Lifetimes as Lifetimes
 
 __all__ = ["Lifetimes"]

@@ -19,7 +19,7 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from launcher_probe.host.cache.policy import Lifetimes
+    from launcher_probe.host.cache.record import Lifetimes
     from launcher_probe.host.cache.store import CacheRecord
 
 #: How long the memory front keeps a record before reading the disk again.
@@ -90,7 +90,7 @@ class MemoryFront:
             return None
         decision = entry.decisions.get(source)
         if decision is None:
-            decision = entry.decisions[source] = Published.of_record(record, source)
+            decision = entry.decisions[source] = record.published(source)
         return decision
 
 

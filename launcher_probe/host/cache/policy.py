@@ -11,19 +11,18 @@ from __future__ import annotations
 import contextlib
 import math
 import os
-import sys
 import time
 
-from launcher_probe.host.cache.location import host_id
+from launcher_probe.host.cache.location import CACHE_DIR_ENV, cache_root, host_id
+from launcher_probe.host.cache.record import Lifetimes
 from launcher_probe.host.cache.store import (
     CacheRead,
     CacheRecord,
     CacheUnavailable,
     RecordStore,
 )
-from launcher_probe.host.decision import Published
 from launcher_probe.host.paths.fingerprint import Fingerprint
-from launcher_probe.host.probe_result import PROBE_PROTOCOL_VERSION, ProbeResult
+from launcher_probe.host.probe_result import ProbeResult
 from launcher_probe.json_output import printable
 from launcher_probe.value import Value
 
@@ -33,6 +32,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from launcher_probe.host.cache.memory import MemoryFront
+    from launcher_probe.host.decision import Published
 
 __all__ = [
     "CACHE_DIR_ENV",
@@ -41,91 +41,38 @@ __all__ = [
     "CacheRecord",
     "CacheUnavailable",
     "Lifetimes",
+    "ResolverConfig",
     "VerdictCache",
     "cache_root",
 ]
 
-#: Environment variable that overrides the cache root.
-CACHE_DIR_ENV = "LAUNCHER_PROBE_CACHE_DIR"
-APP_NAME = "launcher-probe"
 DEFAULT_LOCK_TIMEOUT = 30.0
 
 
-class Lifetimes(Value):
-    """How long a verdict may be used, in seconds, by kind of verdict."""
+class ResolverConfig(Value):
+    """Where the cache lives and how long verdicts and lock waits last."""
 
-    __slots__ = ("passed", "permanent_failure", "transient_failure")
-    passed: float
-    permanent_failure: float
-    transient_failure: float
+    __slots__ = ("cache_dir", "lifetimes", "lock_timeout", "clock")
+    #: None: ``$LAUNCHER_PROBE_CACHE_DIR`` or platformdirs' user cache dir.
+    cache_dir: str | os.PathLike[str] | None
+    lifetimes: Lifetimes
+    lock_timeout: float
+    #: Wall clock used for probed-at and expiry (tests pass their own).
+    clock: Callable[[], float]
 
     def __init__(
         self,
-        passed: float = 24 * 3600.0,
-        permanent_failure: float = 3600.0,
-        transient_failure: float = 30.0,
+        cache_dir: str | os.PathLike[str] | None = None,
+        lifetimes: Lifetimes | None = None,
+        lock_timeout: float = DEFAULT_LOCK_TIMEOUT,
+        clock: Callable[[], float] = time.time,
     ) -> None:
         super().__init__(
-            passed=passed, permanent_failure=permanent_failure, transient_failure=transient_failure
+            cache_dir=cache_dir,
+            lifetimes=Lifetimes() if lifetimes is None else lifetimes,
+            lock_timeout=lock_timeout,
+            clock=clock,
         )
-
-    def of(self, result: ProbeResult) -> float:
-        """The lifetime of ``result``."""
-        if result.ok:
-            return self.passed
-        return self.transient_failure if result.transient else self.permanent_failure
-
-    def fresh(self, record: CacheRecord, now: float) -> bool:
-        """True when ``record`` may still be used at ``now``: of this probe protocol,
-        probed no later than now, and within both its own expiry and these lifetimes."""
-        return (
-            record.probe_protocol == PROBE_PROTOCOL_VERSION
-            and record.probed_at <= now < record.expires_at
-            and now < record.probed_at + self.of(record.result)
-        )
-
-    def publishable(self, record: CacheRecord, now: float) -> bool:
-        """True when ``record`` may be published as it is: a passed verdict, fresh at
-        ``now``, whose fingerprint still matches the disk (one ``lstat`` per component)."""
-        return record.result.ok and self.fresh(record, now) and record.fingerprint.still_matches()
-
-
-def cache_root() -> str:
-    """``$LAUNCHER_PROBE_CACHE_DIR``, else platformdirs' user cache dir for launcher-probe
-    (see :func:`user_cache_dir`).
-
-    CacheUnavailable when the variable names a relative path (it would follow the cwd).
-    """
-    given = os.environ.get(CACHE_DIR_ENV)
-    if given:
-        if not os.path.isabs(given):
-            raise CacheUnavailable(
-                f"{CACHE_DIR_ENV}={given!r} is not an absolute path; cache not used"
-            )
-        return given
-    return user_cache_dir()
-
-
-def user_cache_dir() -> str:
-    """``platformdirs.user_cache_dir("launcher-probe", appauthor=False)``.
-
-    On Linux, when ``$XDG_CACHE_HOME`` is absolute, or unset or empty with an absolute
-    ``$HOME``, that is the XDG rule (``$XDG_CACHE_HOME/launcher-probe``, else
-    ``$HOME/.cache/launcher-probe``), computed here: importing platformdirs (pathlib,
-    tempfile, shutil, random...) would cost a warm CLI ``resolve`` more than all its work.
-    The tests check the two agree. Anything else (no usable HOME, another OS, Android)
-    is platformdirs' to answer.
-    """
-    android = hasattr(sys, "getandroidapilevel") or "ANDROID_ROOT" in os.environ
-    if sys.platform == "linux" and not android:
-        xdg = os.environ.get("XDG_CACHE_HOME", "")
-        if os.path.isabs(xdg):
-            return os.path.join(xdg, APP_NAME)
-        if not xdg and os.path.isabs(os.environ.get("HOME", "")):
-            return os.path.join(os.path.expanduser("~/.cache"), APP_NAME)
-    import platformdirs
-
-    return platformdirs.user_cache_dir(APP_NAME, appauthor=False)
 
 
 class VerdictCache:
@@ -219,7 +166,7 @@ class VerdictCache:
             return None
         if self.memory is not None:
             self.memory.put(record)
-        return Published.of_record(record, source)
+        return record.published(source)
 
     def store(self, fingerprint: Fingerprint, result: ProbeResult, probed_at: float) -> CacheRecord:
         """Record ``result`` for ``fingerprint`` (atomically, 0600, directories made 0700 on

@@ -5,6 +5,8 @@ from __future__ import annotations
 import math
 
 from launcher_probe import __version__
+from launcher_probe.contract import LauncherDescriptor
+from launcher_probe.host.decision import Published
 from launcher_probe.host.paths.fingerprint import Fingerprint
 from launcher_probe.host.probe_result import PROBE_PROTOCOL_VERSION, ProbeResult
 from launcher_probe.value import Value
@@ -63,6 +65,18 @@ class CacheRecord(Value):
         """The path as found."""
         return self.fingerprint.path
 
+    def published(self, source: str) -> Published:
+        """The decision this passed verdict gives for its path, found through ``source``
+        (whoever serves it has checked that it may: see :meth:`Lifetimes.publishable`)."""
+        return Published(
+            descriptor=LauncherDescriptor(self.fingerprint.native),
+            source=source,
+            version=self.result.version or "",
+            fingerprint=self.fingerprint,
+            from_cache=True,
+            probed_at=self.probed_at,
+        )
+
     def to_json(self) -> dict[str, Any]:
         """The on-disk form."""
         return {
@@ -110,3 +124,42 @@ class CacheRecord(Value):
             launcher_probe_version=value["launcher_probe_version"],
             probe_protocol=value["probe_protocol"],
         )
+
+
+class Lifetimes(Value):
+    """How long a verdict may be used, in seconds, by kind of verdict."""
+
+    __slots__ = ("passed", "permanent_failure", "transient_failure")
+    passed: float
+    permanent_failure: float
+    transient_failure: float
+
+    def __init__(
+        self,
+        passed: float = 24 * 3600.0,
+        permanent_failure: float = 3600.0,
+        transient_failure: float = 30.0,
+    ) -> None:
+        super().__init__(
+            passed=passed, permanent_failure=permanent_failure, transient_failure=transient_failure
+        )
+
+    def of(self, result: ProbeResult) -> float:
+        """The lifetime of ``result``."""
+        if result.ok:
+            return self.passed
+        return self.transient_failure if result.transient else self.permanent_failure
+
+    def fresh(self, record: CacheRecord, now: float) -> bool:
+        """True when ``record`` may still be used at ``now``: of this probe protocol,
+        probed no later than now, and within both its own expiry and these lifetimes."""
+        return (
+            record.probe_protocol == PROBE_PROTOCOL_VERSION
+            and record.probed_at <= now < record.expires_at
+            and now < record.probed_at + self.of(record.result)
+        )
+
+    def publishable(self, record: CacheRecord, now: float) -> bool:
+        """True when ``record`` may be published as it is: a passed verdict, fresh at
+        ``now``, whose fingerprint still matches the disk (one ``lstat`` per component)."""
+        return record.result.ok and self.fresh(record, now) and record.fingerprint.still_matches()

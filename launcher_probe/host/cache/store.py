@@ -13,8 +13,8 @@ import os
 import stat
 import time
 
-from launcher_probe.errors import InputRejected
-from launcher_probe.host.cache.digest import sha256_hex
+from launcher_probe.host.cache.location import CacheUnavailable as CacheUnavailable  # re-exported
+from launcher_probe.host.cache.location import sha256_hex
 from launcher_probe.host.cache.record import CacheRecord as CacheRecord  # re-exported
 from launcher_probe.json_output import printable
 from launcher_probe.value import Value
@@ -28,12 +28,6 @@ STALE_TEMPORARY_SECONDS = 600.0
 #: Record files looked at per sweep for binaries that are gone.
 PRUNE_BATCH = 8
 _TEMPORARY_PREFIX, _TEMPORARY_SUFFIX = ".record-", ".tmp"
-
-
-class CacheUnavailable(InputRejected):
-    """The cache directory cannot be created or is not trustworthy; resolve without it."""
-
-    reason = "cache_unavailable"
 
 
 class CacheRead(Value):
