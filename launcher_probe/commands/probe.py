@@ -24,7 +24,7 @@ def run(args: argparse.Namespace) -> int:
     from launcher_probe.contract import Source
     from launcher_probe.host.discovery.candidate import make_candidate
     from launcher_probe.host.paths.rules import PathRejected
-    from launcher_probe.host.probe import probe_launcher
+    from launcher_probe.host.probe.steps import probe_launcher
     from launcher_probe.host.probe_result import DEFAULT_TIMEOUT, ProbeLevel
 
     # The path as given and, through any shim, its native binary must pass the path rules.

@@ -177,7 +177,7 @@ class Attempt:
         return verdict
 
     def probe(self, fingerprint: Fingerprint) -> Verdict | None:
-        from launcher_probe.host.probe import probe_launcher  # a miss only: spawns processes
+        from launcher_probe.host.probe.steps import probe_launcher  # a miss only: spawns processes
 
         probed_at = self.clock()
         result = probe_launcher(fingerprint.native, timeout=self.timeout)

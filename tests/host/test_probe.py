@@ -15,7 +15,7 @@ import psutil
 import pytest
 
 from launcher_probe.contract import Reason
-from launcher_probe.host.probe import probe_launcher
+from launcher_probe.host.probe.steps import probe_launcher
 from launcher_probe.host.probe_result import ProbeLevel, ProbeResult, ProbeStep
 from tests.conftest import HostEnv, run_cli
 from tests.fakes import FakeCodex, install_fake_codex
@@ -210,7 +210,7 @@ def test_a_flood_is_drained_with_bounded_memory(fake_codex: FakeCodex) -> None:
     fake_codex.set_fault("flood", megabytes=100)
     script = """
 import json, resource, sys
-from launcher_probe.host.probe import probe_launcher
+from launcher_probe.host.probe.steps import probe_launcher
 before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux
 result = probe_launcher(sys.argv[1])
 growth = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before
@@ -260,7 +260,7 @@ def test_running_out_of_file_descriptors_is_a_transient_spawn_failure(
 ) -> None:
     script = """
 import json, os, resource, sys, tempfile
-from launcher_probe.host.probe import probe_launcher
+from launcher_probe.host.probe.steps import probe_launcher
 if sys.argv[2] == "spawn":
     tempfile.gettempdir()  # found now; later only the pipes lack descriptors
 resource.setrlimit(resource.RLIMIT_NOFILE, (64, resource.getrlimit(resource.RLIMIT_NOFILE)[1]))
@@ -313,7 +313,7 @@ def test_every_step_gets_devnull_stdin_its_own_session_and_a_small_private_envir
     """The probe runs in a process whose stdin is a pipe with input and whose environment
     carries the caller's HOME, CODEX_HOME and more: none of it may reach the steps."""
     script = (
-        "import sys\nfrom launcher_probe.host.probe import probe_launcher\n"
+        "import sys\nfrom launcher_probe.host.probe.steps import probe_launcher\n"
         "print(probe_launcher(sys.argv[1]).ok)\n"
     )
     caller_env = {

@@ -21,8 +21,8 @@ import psutil
 import pytest
 
 from launcher_probe.contract import Reason
-from launcher_probe.host.probe import probe_launcher
-from launcher_probe.host.process import run_bounded
+from launcher_probe.host.probe.bounded_run import run_bounded
+from launcher_probe.host.probe.steps import probe_launcher
 from tests.conftest import HostEnv
 from tests.fakes import HANG_GUARD, FakeCodex, hanging_probe_cli
 from tests.fakes.codex import DAEMON_MARKER

@@ -25,10 +25,10 @@ from pathlib import Path
 from typing import Any
 
 from launcher_probe.contract import Reason
+from launcher_probe.host.probe.bounded_run import Captured, Finished, run_bounded
+from launcher_probe.host.probe.sandbox_failure import sandbox_failure, stderr_gist
+from launcher_probe.host.probe.supervisor_client import Supervisor
 from launcher_probe.host.probe_result import DEFAULT_TIMEOUT, ProbeLevel, ProbeResult, ProbeStep
-from launcher_probe.host.process import Captured, Finished, run_bounded
-from launcher_probe.host.sandbox_failure import sandbox_failure, stderr_gist
-from launcher_probe.host.supervised import Supervisor
 
 #: Characters of each stream kept in a step's excerpt (the process keeps 64 KiB).
 EXCERPT_CHARS = 2048

@@ -1,4 +1,4 @@
-"""The parent's side of the probe's supervisor (``launcher_probe.host.supervisor``).
+"""The parent's side of the probe's supervisor (``launcher_probe.host.probe.supervisor_process``).
 
 A ``Supervisor`` is started on first use, serves the steps of one probe one at a time, and
 is ended when its context is left: closing its socket makes it kill and reap everything
@@ -23,7 +23,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
 
-from launcher_probe.host.process_tree import kill_pipe_writers, kill_tree
+from launcher_probe.host.probe.tree_kill import kill_pipe_writers, kill_tree
 
 #: How long the supervisor may take to start, to answer a spawn, or to kill and reap a
 #: tree, before it is presumed wedged and killed with what psutil can still find.
@@ -32,9 +32,9 @@ HANG_GUARD = 10.0
 #: environment: ``-c BOOT PACKAGE_ROOT SOCKET_FD PARENT_PID``.
 _BOOT = (
     "import sys; sys.path.insert(0, sys.argv.pop(1)); "
-    "from launcher_probe.host.supervisor import main; main()"
+    "from launcher_probe.host.probe.supervisor_process import main; main()"
 )
-_PACKAGE_ROOT = str(Path(__file__).parents[2])
+_PACKAGE_ROOT = str(Path(__file__).parents[3])
 _PYTHON = re.compile(r"python[0-9.]*")
 
 

@@ -1,6 +1,6 @@
 """The probe's supervisor process (Linux): the child subreaper every probe step runs under.
 
-``launcher_probe.host.supervised`` starts it as ``python -S -I -c BOOT SOCKET_FD PARENT_PID``,
+``supervisor_client.py`` starts it as ``python -S -I -c BOOT SOCKET_FD PARENT_PID``,
 once per probe. It imports only C modules of the standard library (``_ctypes``, ``_signal``,
 ``_socket``: ``ctypes``, ``signal`` and ``socket`` would cost several milliseconds more on
 every probe), so it costs about one bare interpreter start-up.

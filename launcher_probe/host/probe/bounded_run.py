@@ -4,12 +4,12 @@ The child gets stdin on /dev/null, the given environment and its own session. Bo
 are drained concurrently; at most ``limit`` bytes of each are kept and the rest is read and
 discarded, so a flood cannot exhaust memory.
 
-On Linux the child runs below the probe's supervisor (``launcher_probe.host.supervised``),
+On Linux the child runs below the probe's supervisor (``supervisor_client.py``),
 a child subreaper: when the child exits, everything it started is killed and reaped before
 its exit status is known, even a daemon that double-forked, left the session and closed
 its stdio; at the deadline the same happens to the whole tree. Elsewhere, or where the
 supervisor cannot run, the child is a direct child and its tree is killed as far as it can
-be found (``launcher_probe.host.process_tree``). Either way a process still holding a pipe
+be found (``launcher_probe.host.probe.tree_kill``). Either way a process still holding a pipe
 after the child exited is killed (Linux), and the pipes are read to their end.
 """
 
@@ -24,8 +24,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from launcher_probe.host.process_tree import kill_group, kill_pipe_writers, kill_tree, open_pidfd
-from launcher_probe.host.supervised import NotReady, SupervisedStep, Supervisor
+from launcher_probe.host.probe.supervisor_client import NotReady, SupervisedStep, Supervisor
+from launcher_probe.host.probe.tree_kill import kill_group, kill_pipe_writers, kill_tree, open_pidfd
 
 #: Bytes kept per stream.
 OUTPUT_LIMIT = 64 * 1024
