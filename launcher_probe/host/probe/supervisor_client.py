@@ -20,7 +20,6 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterable, Mapping, Sequence
-from pathlib import Path
 from types import TracebackType
 
 from launcher_probe.host.probe.tree_kill import kill_pipe_writers, kill_tree
@@ -28,13 +27,9 @@ from launcher_probe.host.probe.tree_kill import kill_pipe_writers, kill_tree
 #: How long the supervisor may take to start, to answer a spawn, or to kill and reap a
 #: tree, before it is presumed wedged and killed with what psutil can still find.
 HANG_GUARD = 10.0
-#: Runs the supervisor from this copy of the package, without site-packages or the
-#: environment: ``-c BOOT PACKAGE_ROOT SOCKET_FD PARENT_PID``.
-_BOOT = (
-    "import sys; sys.path.insert(0, sys.argv.pop(1)); "
-    "from launcher_probe.host.probe.supervisor_process import main; main()"
-)
-_PACKAGE_ROOT = str(Path(__file__).parents[3])
+#: The supervisor runs by file path (``python -S -I FILE SOCKET_FD PARENT_PID``): no
+#: site-packages, no environment, and no package ``__init__`` of this one imported.
+_SUPERVISOR_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "supervisor_process.py")
 _PYTHON = re.compile(r"python[0-9.]*")
 
 
@@ -91,7 +86,7 @@ class Supervisor:
         where = (str(theirs.fileno()), str(os.getpid()))
         try:
             self._process = subprocess.Popen(
-                [sys.executable, "-S", "-I", "-c", _BOOT, _PACKAGE_ROOT, *where],
+                [sys.executable, "-S", "-I", _SUPERVISOR_FILE, *where],
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.DEVNULL,

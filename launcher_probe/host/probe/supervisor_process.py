@@ -1,9 +1,10 @@
 """The probe's supervisor process (Linux): the child subreaper every probe step runs under.
 
-``supervisor_client.py`` starts it as ``python -S -I -c BOOT SOCKET_FD PARENT_PID``,
-once per probe. It imports only C modules of the standard library (``_ctypes``, ``_signal``,
-``_socket``: ``ctypes``, ``signal`` and ``socket`` would cost several milliseconds more on
-every probe), so it costs about one bare interpreter start-up.
+``supervisor_client.py`` starts it by file path (``python -S -I supervisor_process.py
+SOCKET_FD PARENT_PID``, no package ``__init__`` imported), once per probe. It imports
+only C modules of the standard library (``_ctypes``, ``_signal``, ``_socket``: ``ctypes``,
+``signal`` and ``socket`` would cost several milliseconds more on every probe), so it
+costs about one bare interpreter start-up.
 
 - It makes itself a child subreaper (``PR_SET_CHILD_SUBREAPER``): whatever a step starts
   stays below it. A daemon that double-forks, leaves the session and closes its stdio is
@@ -176,3 +177,7 @@ def _descendants() -> list[int]:
         found += below
         pending += below
     return found
+
+
+if __name__ == "__main__":
+    main()
