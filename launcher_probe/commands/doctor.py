@@ -46,7 +46,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from launcher_probe.host.doctor.report import Options, diagnose, exit_code
+    from launcher_probe.doctor.report import Options, diagnose, exit_code
 
     options = Options(
         codex=args.codex,

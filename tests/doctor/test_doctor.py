@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from launcher_probe.contract import Reason
-from launcher_probe.host.doctor.fixes import CHECK_PROBLEMS, fix_for
+from launcher_probe.doctor.fixes import CHECK_PROBLEMS, fix_for
 from launcher_probe.host.native.shims import host_target
 from tests.conftest import HostEnv, run_cli
 from tests.fakes import install_fake_codex

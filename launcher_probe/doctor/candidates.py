@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from launcher_probe.host.doctor.fixes import fix_for
+from launcher_probe.doctor.fixes import fix_for
 
 
 def collect(codex: str | None) -> dict[str, Any]:

@@ -11,8 +11,8 @@ import time
 from typing import Any
 
 from launcher_probe.contract import SANDBOX_STATE_CAPABILITY, Reason
+from launcher_probe.doctor.fixes import fix_for
 from launcher_probe.host.decision import Decision, Published
-from launcher_probe.host.doctor.fixes import fix_for
 from launcher_probe.json_output import printable
 
 #: A sandbox state like the one Codex sends for a read-only turn. The injector needs one

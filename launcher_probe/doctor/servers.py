@@ -14,10 +14,10 @@ from pathlib import Path
 from typing import Any
 
 from launcher_probe.contract import SANDBOX_STATE_CAPABILITY
+from launcher_probe.doctor.fixes import fix_for
+from launcher_probe.doctor.launcher import EXAMPLE_STATE
 from launcher_probe.errors import ConfigError
 from launcher_probe.host.decision import Decision
-from launcher_probe.host.doctor.fixes import fix_for
-from launcher_probe.host.doctor.launcher import EXAMPLE_STATE
 from launcher_probe.host.paths.rules import open_regular_file
 from launcher_probe.json_output import printable
 

@@ -21,12 +21,12 @@ import time
 from typing import IO, Any
 
 from launcher_probe import __version__
-from launcher_probe.host.doctor.fixes import (
+from launcher_probe.doctor.fixes import (
     INITIALIZE_FAILED,
     INITIALIZE_TIMEOUT,
     SERVER_NOT_STARTED,
 )
-from launcher_probe.host.doctor.servers import ServerConfig
+from launcher_probe.doctor.servers import ServerConfig
 
 #: The MCP revision doctor speaks; a server answers with the one it picks.
 PROTOCOL_VERSION = "2025-06-18"

@@ -7,9 +7,9 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
+from launcher_probe.doctor import candidates, helper, launcher, settings
+from launcher_probe.doctor.servers import codex_config_file, read_servers, server_part
 from launcher_probe.errors import ExitCode, UsageError
-from launcher_probe.host.doctor import candidates, helper, launcher, settings
-from launcher_probe.host.doctor.servers import codex_config_file, read_servers, server_part
 from launcher_probe.json_output import printable
 
 #: At most this many servers are checked at once (each is a process and a thread).
@@ -47,7 +47,7 @@ def diagnose(options: Options, progress: Callable[[str], None]) -> dict[str, Any
     checks: list[dict[str, Any] | None] = [None] * len(chosen)
     stdio = [i for i, server in enumerate(chosen) if server.transport == "stdio" and server.enabled]
     if options.check_servers and stdio:
-        from launcher_probe.host.doctor.check import check_server
+        from launcher_probe.doctor.check import check_server
 
         progress(f"checking {len(stdio)} stdio server(s): initialize, then shut down")
         with ThreadPoolExecutor(min(PARALLEL_CHECKS, len(stdio))) as pool:
