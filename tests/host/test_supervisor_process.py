@@ -12,9 +12,9 @@ from launcher_probe.host.probe import supervisor_client
 
 def test_the_supervisor_imports_nothing_of_the_package() -> None:
     # A closed descriptor: the supervisor has imported all it uses before it fails on it.
+    supervisor = supervisor_client._SUPERVISOR_FILE
     done = subprocess.run(
-        [sys.executable, "-S", "-I", "-X", "importtime", supervisor_client._SUPERVISOR_FILE]
-        + ["999", "1"],
+        [sys.executable, "-S", "-I", "-X", "importtime", supervisor, "999", "1"],
         capture_output=True,
         text=True,
         timeout=60,
