@@ -72,9 +72,11 @@ def imports(name: str, file: Path, modules: dict[str, Path]) -> Iterator[tuple[s
     here = name if is_package else name.rpartition(".")[0]
     for node in ast.walk(ast.parse(file.read_text(), str(file))):
         targets: list[str] = []
+        if not isinstance(node, ast.Import | ast.ImportFrom):
+            continue
         if isinstance(node, ast.Import):
             targets = [alias.name for alias in node.names]
-        elif isinstance(node, ast.ImportFrom):
+        else:
             base = node.module or ""
             if node.level:
                 anchor = here.split(".")[: len(here.split(".")) - (node.level - 1)]
