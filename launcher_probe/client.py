@@ -22,6 +22,19 @@ if TYPE_CHECKING:
     from launcher_probe.host.decision import Decision
     from launcher_probe.host.paths.fingerprint import Fingerprint
 
+__all__ = [
+    "CONNECT_TIMEOUT",
+    "LOCK_WAIT",
+    "MAX_ANSWER_BYTES",
+    "PROBE_TIMEOUT",
+    "VIA",
+    "HelperError",
+    "HelperUnavailable",
+    "decision_from_json",
+    "request",
+    "resolve_via",
+]
+
 #: How the CLI gets a decision: the helper if it answers, only the helper, or in process.
 VIA = ("auto", "helper", "local")
 #: Connecting to a helper that exists takes microseconds; this bounds a wedged one.

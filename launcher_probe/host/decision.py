@@ -13,6 +13,9 @@ if TYPE_CHECKING:
     from launcher_probe.host.paths.fingerprint import Fingerprint
 
 
+__all__ = ["Decision", "PassedOver", "Published", "Withheld"]
+
+
 class Published(Value):
     """A verified launcher, bound to the fingerprint it was verified under."""
 

@@ -23,6 +23,8 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
     from launcher_probe.host.discovery.order import Discovery
 
+__all__ = ["SEARCHED", "ResolverConfig", "resolve_launcher"]
+
 #: Places named in the ``not_found`` detail; the Withheld's ``searched`` holds them all.
 SEARCHED = 24
 

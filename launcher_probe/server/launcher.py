@@ -29,6 +29,8 @@ from launcher_probe.host.paths.fingerprint import Fingerprint
 from launcher_probe.host.paths.rules import PASSED, PathVerdict, check_launcher_path
 from launcher_probe.json_output import printable
 
+__all__ = ["VERIFIED_TTL", "verify_launcher"]
+
 logger = logging.getLogger(__name__)
 
 #: Seconds a verified launcher is trusted in-process before the resolver is asked again

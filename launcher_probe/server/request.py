@@ -31,6 +31,15 @@ from launcher_probe.host.paths.fingerprint import Fingerprint
 from launcher_probe.server.launcher import verify_launcher
 from launcher_probe.state import InvalidSandboxState, SandboxState
 
+__all__ = [
+    "AmbiguousSandboxState",
+    "AuthorityBinding",
+    "AuthorityChanged",
+    "LauncherUnavailable",
+    "MissingSandboxState",
+    "SandboxRequest",
+]
+
 logger = logging.getLogger(__name__)
 
 _LAUNCHER_MISSING = f"launcher missing: _meta has no {SANDBOX_LAUNCHER_KEY} (the host withheld it)"

@@ -15,6 +15,8 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
     from typing import Any
 
+__all__ = ["SCHEMA_VERSION", "CacheRecord", "Lifetimes"]
+
 #: Version of the record format and of the directory layout (``v2``: the fingerprint is
 #: the whole walk the path rules judge).
 SCHEMA_VERSION = 2

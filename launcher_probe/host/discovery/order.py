@@ -24,6 +24,8 @@ from launcher_probe.host.discovery.candidate import EXECUTABLE, Candidate, make_
 from launcher_probe.host.native.newest import MAX_GLOB_MATCHES, newest_matches
 from launcher_probe.json_output import printable
 
+__all__ = ["MAX_PATH_ENTRIES", "STANDALONE_PACKAGE", "Discovery", "Search", "discover"]
+
 #: PATH entries looked at (empty and relative ones included); the rest is ``skipped``.
 MAX_PATH_ENTRIES = 1024
 #: The standalone installer's packages live in ``$CODEX_HOME/packages/<this>/``.

@@ -5,3 +5,5 @@ dispatchers (``dispatchers.py``: Volta, mise, Vite+) and generated wrappers
 (``wrappers.py``: asdf, Nix ``makeWrapper``), reading a bounded prefix of each file
 (``file_kind.py``); the end must be a native executable of this host (``host_format.py``).
 """
+
+__all__: list[str] = []

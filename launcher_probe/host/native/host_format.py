@@ -14,6 +14,14 @@ from dataclasses import dataclass
 from launcher_probe.host.paths.rules import open_regular_file
 from launcher_probe.json_output import printable
 
+__all__ = [
+    "HEADER_LIMIT",
+    "header_problem",
+    "host_name",
+    "is_executable_format",
+    "native_executable_problem",
+]
+
 #: Bytes read: enough for the ELF header's fields used here, or a fat header and its table.
 HEADER_LIMIT = 1024
 

@@ -18,6 +18,18 @@ if TYPE_CHECKING:
     from typing import BinaryIO
 
 
+__all__ = [
+    "PASSED",
+    "PathRejected",
+    "PathVerdict",
+    "check_launcher_path",
+    "judge",
+    "open_regular_file",
+    "require_launcher_path",
+    "unsafe_chain",
+]
+
+
 class PathVerdict(Value):
     """Whether a path passes every rule; when not, the first failing rule and why."""
 

@@ -30,6 +30,8 @@ from launcher_probe.host.probe.sandbox_failure import sandbox_failure, stderr_gi
 from launcher_probe.host.probe.supervisor_client import Supervisor
 from launcher_probe.host.probe_result import DEFAULT_TIMEOUT, ProbeLevel, ProbeResult, ProbeStep
 
+__all__ = ["EXCERPT_CHARS", "TRANSIENT_ERRNOS", "probe_launcher"]
+
 #: Characters of each stream kept in a step's excerpt (the process keeps 64 KiB).
 EXCERPT_CHARS = 2048
 #: Spawn errors that say the host is short of resources now, not that the binary is bad.
