@@ -16,8 +16,8 @@ from launcher_probe.errors import ConfigError
 from launcher_probe.host.discovery.candidate import Candidate
 from launcher_probe.host.discovery.order import Discovery, discover
 from tests.conftest import HostEnv, run_cli
+from tests.host.native.test_shims import bun_global, npm_global, pnpm_global, target
 from tests.host.stubs import native_stub
-from tests.host.test_shims import bun_global, npm_global, pnpm_global, target
 
 KEYS = ["source", "path", "resolved", "ok", "reason", "detail", "also_found_at"]
 

@@ -18,9 +18,9 @@ from launcher_probe.host.native.newest import MAX_GLOB_MATCHES
 from launcher_probe.host.resolver import SEARCHED, resolve_launcher
 from launcher_probe.json_output import printable
 from tests.conftest import HostEnv, run_cli
+from tests.host.native.test_shims import npm_global
+from tests.host.paths.test_rules import nobody
 from tests.host.stubs import native_stub
-from tests.host.test_paths import nobody
-from tests.host.test_shims import npm_global
 
 #: Guards against a hang only (the work is linear: well under a second here).
 HANG_GUARD = 120

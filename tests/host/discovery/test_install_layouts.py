@@ -17,9 +17,9 @@ from launcher_probe.contract import Reason, Source
 from launcher_probe.host.discovery.harness import is_codex_executable
 from launcher_probe.host.discovery.order import discover
 from tests.conftest import HostEnv, run_cli
+from tests.host.discovery.test_order import found, native_in
+from tests.host.native.test_shims import npm_global, npm_package, target, write
 from tests.host.stubs import foreign, native_stub
-from tests.host.test_discovery import found, native_in
-from tests.host.test_shims import npm_global, npm_package, target, write
 
 ASDF_SHIM = '#!/usr/bin/env bash\n# asdf-plugin: nodejs 22.12.0\nexec {asdf} exec "codex" "$@"\n'
 MAKE_WRAPPER = (
