@@ -10,6 +10,7 @@ from typing import Any
 
 from launcher_probe.commands.common import add_seconds, escaped, print_json, say
 from launcher_probe.contract import SANDBOX_LAUNCHER_KEY
+from launcher_probe.doctor.report import Options, diagnose, exit_code
 
 #: Characters of a withheld decision's detail shown (the JSON report has all of it).
 DETAIL_CHARS = 240
@@ -46,8 +47,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from launcher_probe.doctor.report import Options, diagnose, exit_code
-
     options = Options(
         codex=args.codex,
         codex_config=args.codex_config,

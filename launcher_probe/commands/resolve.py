@@ -6,7 +6,8 @@ import functools
 
 from launcher_probe.client import VIA, resolve_via
 from launcher_probe.commands.common import add_seconds, add_via, print_json, say_warnings
-from launcher_probe.errors import ExitCode
+from launcher_probe.errors import ExitCode, NothingUsable
+from launcher_probe.host.decision import Published
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
@@ -79,8 +80,6 @@ def resolve_and_print(
 ) -> int:
     """Resolve (see ``client.resolve_via``) and print the descriptor, or with ``as_json``
     the whole decision and who made it; NothingUsable when the launcher is withheld."""
-    from launcher_probe.errors import NothingUsable
-    from launcher_probe.host.decision import Published
 
     decision, made_by = resolve_via(
         via,
