@@ -14,6 +14,8 @@ import os
 import time
 
 from launcher_probe.errors import ExitCode, InputRejected, LauncherProbeError, UsageError
+from launcher_probe.host.cache.policy import DEFAULT_LOCK_TIMEOUT
+from launcher_probe.host.probe_result import DEFAULT_TIMEOUT
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
@@ -41,9 +43,9 @@ VIA = ("auto", "helper", "local")
 CONNECT_TIMEOUT = 0.5
 #: A helper may wait this long for another process probing the same binary (the
 #: resolver's lock wait), on top of the probe deadline.
-LOCK_WAIT = 30.0
+LOCK_WAIT = DEFAULT_LOCK_TIMEOUT
 #: The probe deadline the helper applies when the request names none.
-PROBE_TIMEOUT = 10.0
+PROBE_TIMEOUT = DEFAULT_TIMEOUT
 #: The longest answer line read.
 MAX_ANSWER_BYTES = 16 << 20
 
@@ -218,8 +220,6 @@ def resolve_via(
         except (HelperUnavailable, InputRejected):  # no helper, or a path JSON cannot carry
             if via == "helper":
                 raise
-    from launcher_probe.host.cache.policy import DEFAULT_LOCK_TIMEOUT
-    from launcher_probe.host.probe_result import DEFAULT_TIMEOUT
     from launcher_probe.host.resolver import ResolverConfig, resolve_launcher
 
     decision = resolve_launcher(

@@ -16,7 +16,11 @@ from launcher_probe.host.probe_result import DEFAULT_TIMEOUT, ProbeLevel
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("path", metavar="PATH", help="the Codex CLI to probe (a shim is resolved)")
     parser.add_argument("--json", action="store_true", help="print the stable JSON verdict")
-    add_seconds(parser, "--timeout", "one deadline for the whole probe, in seconds (default 10)")
+    add_seconds(
+        parser,
+        "--timeout",
+        f"one deadline for the whole probe, in seconds (default {DEFAULT_TIMEOUT:g})",
+    )
     parser.add_argument(
         "--level",
         choices=("capability", "enforcement"),

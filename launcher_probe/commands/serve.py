@@ -48,7 +48,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_seconds(
         parser,
         "--idle-timeout",
-        "close a connection silent this long, mid-request included (default 30)",
+        "close a connection silent this long, mid-request included "
+        f"(default {DEFAULT_IDLE_TIMEOUT:g})",
     )
 
 

@@ -8,8 +8,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from launcher_probe.doctor import candidates, helper, launcher, settings
+from launcher_probe.doctor.check import CHECK_TIMEOUT, check_server
 from launcher_probe.doctor.servers import codex_config_file, read_servers, server_part
 from launcher_probe.errors import ExitCode, UsageError
+from launcher_probe.host.probe_result import DEFAULT_TIMEOUT
 from launcher_probe.json_output import printable
 
 #: At most this many servers are checked at once (each is a process and a thread).
@@ -24,8 +26,8 @@ class Options:
     codex_config: str | None = None
     servers: Sequence[str] = ()
     check_servers: bool = False
-    timeout: float = 10.0
-    server_timeout: float = 10.0
+    timeout: float = DEFAULT_TIMEOUT
+    server_timeout: float = CHECK_TIMEOUT
 
 
 def diagnose(options: Options, progress: Callable[[str], None]) -> dict[str, Any]:
@@ -47,8 +49,6 @@ def diagnose(options: Options, progress: Callable[[str], None]) -> dict[str, Any
     checks: list[dict[str, Any] | None] = [None] * len(chosen)
     stdio = [i for i, server in enumerate(chosen) if server.transport == "stdio" and server.enabled]
     if options.check_servers and stdio:
-        from launcher_probe.doctor.check import check_server
-
         progress(f"checking {len(stdio)} stdio server(s): initialize, then shut down")
         with ThreadPoolExecutor(min(PARALLEL_CHECKS, len(stdio))) as pool:
             done = pool.map(
