@@ -6,6 +6,8 @@ The slow path of ``resolve_launcher``: imported only once its fronts had no answ
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from launcher_probe.contract import LauncherDescriptor, Reason
 from launcher_probe.host.cache.entry_lock import LockTimeout
 from launcher_probe.host.cache.policy import CacheUnavailable, VerdictCache
@@ -15,7 +17,6 @@ from launcher_probe.host.paths.rules import PathVerdict
 from launcher_probe.host.probe_result import ProbeResult
 from launcher_probe.value import Value
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
     from launcher_probe.host.cache.policy import ResolverConfig
     from launcher_probe.host.discovery.candidate import Candidate
