@@ -14,13 +14,28 @@ import os
 import time
 
 from launcher_probe.errors import ExitCode, InputRejected, LauncherProbeError, UsageError
+from launcher_probe.host.cache.policy import DEFAULT_LOCK_TIMEOUT
+from launcher_probe.host.probe_result import DEFAULT_TIMEOUT
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
     from typing import Any
 
     from launcher_probe.host.decision import Decision
-    from launcher_probe.host.fingerprint import Fingerprint
+    from launcher_probe.host.paths.fingerprint import Fingerprint
+
+__all__ = [
+    "CONNECT_TIMEOUT",
+    "LOCK_WAIT",
+    "MAX_ANSWER_BYTES",
+    "PROBE_TIMEOUT",
+    "VIA",
+    "HelperError",
+    "HelperUnavailable",
+    "decision_from_json",
+    "request",
+    "resolve_via",
+]
 
 #: How the CLI gets a decision: the helper if it answers, only the helper, or in process.
 VIA = ("auto", "helper", "local")
@@ -28,9 +43,9 @@ VIA = ("auto", "helper", "local")
 CONNECT_TIMEOUT = 0.5
 #: A helper may wait this long for another process probing the same binary (the
 #: resolver's lock wait), on top of the probe deadline.
-LOCK_WAIT = 30.0
+LOCK_WAIT = DEFAULT_LOCK_TIMEOUT
 #: The probe deadline the helper applies when the request names none.
-PROBE_TIMEOUT = 10.0
+PROBE_TIMEOUT = DEFAULT_TIMEOUT
 #: The longest answer line read.
 MAX_ANSWER_BYTES = 16 << 20
 
@@ -128,7 +143,7 @@ def decision_from_json(value: dict[str, Any]) -> Decision:
     """
     from launcher_probe.contract import LauncherDescriptor, Reason
     from launcher_probe.host.decision import PassedOver, Published, Withheld
-    from launcher_probe.host.fingerprint import Fingerprint
+    from launcher_probe.host.paths.fingerprint import Fingerprint
 
     warnings = tuple(str(warning) for warning in value["warnings"])
     tried = tuple(
@@ -168,7 +183,7 @@ def decision_from_json(value: dict[str, Any]) -> Decision:
 
 def _require_passed_verdict(fingerprint: Fingerprint) -> None:
     """ValueError unless the verdict cache holds a fresh passed verdict for ``fingerprint``."""
-    from launcher_probe.host.cache import CacheUnavailable, VerdictCache
+    from launcher_probe.host.cache.policy import CacheUnavailable, VerdictCache
 
     try:
         record = VerdictCache().lookup(fingerprint, warnings=[])
@@ -205,8 +220,6 @@ def resolve_via(
         except (HelperUnavailable, InputRejected):  # no helper, or a path JSON cannot carry
             if via == "helper":
                 raise
-    from launcher_probe.host.cache import DEFAULT_LOCK_TIMEOUT
-    from launcher_probe.host.probe_result import DEFAULT_TIMEOUT
     from launcher_probe.host.resolver import ResolverConfig, resolve_launcher
 
     decision = resolve_launcher(

@@ -16,6 +16,44 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
     from typing import Any
 
+__all__ = [
+    "CODEX_APPS_OBJECT_KEY",
+    "CODEX_APPS_RESERVED_KEYS",
+    "CODEX_APPS_RESERVED_NESTED_KEY",
+    "CODEX_APPS_SERVER",
+    "CODEX_EXECUTABLE_FIELD",
+    "ENV_VAR",
+    "HOST_OWNED_KEYS",
+    "SANDBOX_CAPABILITIES",
+    "SANDBOX_KEYS",
+    "SANDBOX_LAUNCHER_KEY",
+    "SANDBOX_STATE_CAPABILITY",
+    "SANDBOX_STATE_KEY",
+    "SANDBOX_STATE_META_CAPABILITY",
+    "SANDBOX_STATE_META_KEY",
+    "SANDBOX_STATE_UPDATE_METHOD",
+    "InvalidLauncherDescriptor",
+    "LauncherDescriptor",
+    "Reason",
+    "Source",
+]
+
+#: Environment variable naming the operator's Codex executable.
+ENV_VAR = "LAUNCHER_PROBE_CODEX"
+
+
+class Source(enum.StrEnum):
+    """Where a candidate came from; the first three are the operator's word."""
+
+    EXPLICIT = "explicit"
+    ENV = "env"
+    CONFIG = "config"
+    HARNESS = "harness"
+    STANDALONE = "standalone"
+    PATH = "path"
+    KNOWN = "known"
+
+
 #: ``_meta`` key carrying the opaque sandbox policy (preferred name).
 SANDBOX_STATE_KEY = "codex/sandbox-state"
 #: ``_meta`` key carrying an identical copy of the policy (deprecated alias).

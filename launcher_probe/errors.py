@@ -5,6 +5,15 @@ from __future__ import annotations
 
 import enum
 
+__all__ = [
+    "ConfigError",
+    "ExitCode",
+    "InputRejected",
+    "LauncherProbeError",
+    "NothingUsable",
+    "UsageError",
+]
+
 
 class ExitCode(enum.IntEnum):
     """Exit codes shared by every command."""

@@ -27,6 +27,16 @@ from typing import Any
 
 from launcher_probe.errors import InputRejected
 
+__all__ = [
+    "META_LIMITS",
+    "STATE_LIMITS",
+    "InvalidJSON",
+    "JSONLimitExceeded",
+    "Limits",
+    "checked_value",
+    "loads_strict",
+]
+
 
 class InvalidJSON(InputRejected, ValueError):
     """Text or a value that is not strict JSON; the message starts with what it is."""

@@ -2,7 +2,7 @@
 
 A path that is not UTF-8 reaches Python as a ``str`` with surrogate escapes; written
 as is it becomes invalid UTF-8 (or a crash). Every report shows such a path the way
-``launcher_probe.host.paths.printable`` does: each undecodable byte as ``\\xNN``.
+:func:`printable` does: each undecodable byte as ``\\xNN``.
 
 Every report (a top-level JSON object the CLI prints, or a result of the helper) carries
 ``"schema": SCHEMA``, the version of the shapes ``docs/json.md`` documents.
@@ -11,8 +11,7 @@ Every report (a top-level JSON object the CLI prints, or a result of the helper)
 from __future__ import annotations
 
 import json
-
-from launcher_probe.host.paths import printable
+import os
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
@@ -21,6 +20,24 @@ if TYPE_CHECKING:
 #: The version of every report's shape (docs/json.md); raised when a shape changes
 #: incompatibly (a key removed or renamed, a meaning changed), not when a key is added.
 SCHEMA = 1
+
+
+def printable(path: str | bytes) -> str:
+    """``path`` as text safe to print or put in JSON: undecodable bytes as ``\\xNN``, a
+    surrogate that stands for no byte (``"\\ud800"``, from JSON say) as ``\\uNNNN``."""
+    try:
+        raw = path if isinstance(path, bytes) else os.fsencode(path)
+    except UnicodeEncodeError:
+        assert isinstance(path, str)
+        return "".join(_printable_char(char) for char in path)
+    return raw.decode("utf-8", "backslashreplace")
+
+
+def _printable_char(char: str) -> str:
+    try:
+        return os.fsencode(char).decode("utf-8", "backslashreplace")
+    except UnicodeEncodeError:
+        return f"\\u{ord(char):04x}"
 
 
 def versioned(report: dict[str, Any]) -> dict[str, Any]:

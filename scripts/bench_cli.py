@@ -85,7 +85,7 @@ def cold(env: Env, runs: int) -> list[Row]:
     """P5: a cold ``resolve`` (a cache never used) and an in-process ``probe_launcher``
     against the raw probe; the floor: the raw probe plus the console script's start-up
     and the supervisor's (``python -S``)."""
-    from launcher_probe.host.probe import probe_launcher
+    from launcher_probe.host.probe.steps import probe_launcher
 
     def probe() -> None:
         result = probe_launcher(env.codex)

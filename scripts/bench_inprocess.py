@@ -18,7 +18,7 @@ CALLS = 200
 
 def _lstats(codex: str) -> tuple[list[str], int]:
     """The paths a warm check must ``lstat`` (every component of the walk), and how many."""
-    from launcher_probe.host.fingerprint import Fingerprint
+    from launcher_probe.host.paths.fingerprint import Fingerprint
 
     paths = [component.path for component in Fingerprint.of(codex, codex).components]
     return paths, len(paths)

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from launcher_probe.host.memory import MEMORY
+from launcher_probe.host.cache.memory import MEMORY
 from tests.fakes import fake_codex  # noqa: F401  (the fake codex fixture)
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -25,8 +25,8 @@ from hypothesis import strategies as st
 from launcher_probe.cli import main
 from launcher_probe.contract import LauncherDescriptor
 from launcher_probe.errors import InputRejected
-from launcher_probe.host.discovery import discover
-from launcher_probe.host.paths import check_launcher_path
+from launcher_probe.host.discovery.order import discover
+from launcher_probe.host.paths.rules import check_launcher_path
 from launcher_probe.host.probe_result import ProbeResult
 from launcher_probe.host.resolver import resolve_launcher
 from launcher_probe.json_output import dumps_utf8

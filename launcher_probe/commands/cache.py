@@ -6,6 +6,8 @@ import argparse
 
 from launcher_probe.commands.common import escaped, print_json
 from launcher_probe.errors import ExitCode
+from launcher_probe.host.cache.policy import VerdictCache
+from launcher_probe.json_output import printable
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -21,9 +23,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from launcher_probe.host.cache import VerdictCache
-    from launcher_probe.host.paths import printable
-
     cache = VerdictCache()
     if args.cache_command == "clear":
         removed = cache.clear()

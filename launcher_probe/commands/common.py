@@ -78,7 +78,7 @@ def argument_text(option: str, value: str) -> str:
     An inline value that is not UTF-8 is a UsageError; a FILE that cannot be used is
     InputRejected.
     """
-    from launcher_probe.host.paths import open_regular_file
+    from launcher_probe.host.paths.rules import open_regular_file
     from launcher_probe.json_input import META_LIMITS
 
     if not value.startswith("@"):

@@ -6,7 +6,8 @@ import argparse
 import json
 
 from launcher_probe.commands.common import escaped, print_json
-from launcher_probe.errors import ExitCode
+from launcher_probe.errors import ExitCode, NothingUsable
+from launcher_probe.host.discovery.order import discover
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -15,9 +16,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from launcher_probe.errors import NothingUsable
-    from launcher_probe.host.discovery import discover
-
     found = discover(args.codex)
     report = found.to_json()
     if args.json:

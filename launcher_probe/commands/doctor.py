@@ -10,6 +10,9 @@ from typing import Any
 
 from launcher_probe.commands.common import add_seconds, escaped, print_json, say
 from launcher_probe.contract import SANDBOX_LAUNCHER_KEY
+from launcher_probe.doctor.check import CHECK_TIMEOUT
+from launcher_probe.doctor.report import Options, diagnose, exit_code
+from launcher_probe.host.probe_result import DEFAULT_TIMEOUT
 
 #: Characters of a withheld decision's detail shown (the JSON report has all of it).
 DETAIL_CHARS = 240
@@ -37,24 +40,24 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "capabilities, shut it down",
     )
     parser.add_argument("--json", action="store_true", help="print the stable JSON report")
-    add_seconds(parser, "--timeout", "deadline of the probe, in seconds (default 10)")
+    add_seconds(
+        parser, "--timeout", f"deadline of the probe, in seconds (default {DEFAULT_TIMEOUT:g})"
+    )
     add_seconds(
         parser,
         "--server-timeout",
-        "deadline of each server's start and initialize, in seconds (default 10)",
+        f"deadline of each server's start and initialize, in seconds (default {CHECK_TIMEOUT:g})",
     )
 
 
 def run(args: argparse.Namespace) -> int:
-    from launcher_probe.host.doctor.report import Options, diagnose, exit_code
-
     options = Options(
         codex=args.codex,
         codex_config=args.codex_config,
         servers=tuple(args.server),
         check_servers=args.check_servers,
-        timeout=args.timeout or 10.0,
-        server_timeout=args.server_timeout or 10.0,
+        timeout=args.timeout or DEFAULT_TIMEOUT,
+        server_timeout=args.server_timeout or CHECK_TIMEOUT,
     )
     report = diagnose(options, _progress)
     if args.json:

@@ -6,7 +6,9 @@ import argparse
 import os
 
 from launcher_probe.commands.common import argument_text
-from launcher_probe.errors import UsageError
+from launcher_probe.errors import InputRejected, UsageError
+from launcher_probe.server.request import SandboxRequest
+from launcher_probe.state import InvalidJSON, loads_strict
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -42,10 +44,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from launcher_probe.errors import InputRejected
-    from launcher_probe.server.request import SandboxRequest
-    from launcher_probe.state import InvalidJSON, loads_strict
-
     if args.argv[:1] != ["--"] or len(args.argv) < 2:
         raise UsageError("exec needs -- followed by the command to run")
     # Unlike other JSON arguments, an unusable _meta is refused (4), not a usage error.

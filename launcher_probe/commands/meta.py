@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import re
 
+from launcher_probe.client import resolve_via
 from launcher_probe.commands.common import (
     add_via,
     argument_json,
@@ -13,6 +14,16 @@ from launcher_probe.commands.common import (
     write_stdout,
 )
 from launcher_probe.errors import ExitCode, InputRejected, UsageError
+from launcher_probe.host.decision import Decision
+from launcher_probe.host.inject import (
+    BindingWithToolCall,
+    Method,
+    ServerDescription,
+    Transport,
+    dumps_meta,
+    request_meta,
+)
+from launcher_probe.json_input import InvalidJSON, JSONLimitExceeded, loads_strict
 
 #: A JSON number literal (RFC 8259), the whole argument.
 _JSON_NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
@@ -68,25 +79,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from launcher_probe.client import resolve_via
-    from launcher_probe.host.decision import Decision
-    from launcher_probe.host.inject import (
-        Method,
-        ServerDescription,
-        Transport,
-        dumps_meta,
-        resource_read_meta,
-        tool_call_meta,
-    )
-
     if args.transport not in set(Transport):
         raise UsageError(f"--transport must be one of {', '.join(Transport)}")
     if args.method not in set(Method):
         raise UsageError(f"--method must be one of {', '.join(Method)}")
     transport, method = Transport(args.transport), Method(args.method)
-    bound = args.thread_id is not None or args.origin_call_id is not None
-    if bound and method is not Method.RESOURCES_READ:
-        raise UsageError("--thread-id and --origin-call-id go with --method resources/read")
     capabilities = argument_json("--capabilities", args.capabilities, must_be_object=True)
     caller_meta = argument_json("--caller-meta", args.caller_meta, must_be_object=False)
     host_meta = argument_json("--host-meta", args.host_meta, must_be_object=True)
@@ -99,17 +96,9 @@ def run(args: argparse.Namespace) -> int:
         say_warnings(decision.warnings)
         return decision
 
-    if method is Method.TOOLS_CALL:
-        result = tool_call_meta(
-            server,
-            sandbox_state=state,
-            launcher=resolve,
-            caller_meta=caller_meta,
-            host_meta=host_meta,
-            progress_token=progress_token,
-        )
-    else:
-        result = resource_read_meta(
+    try:
+        result = request_meta(
+            method,
             server,
             sandbox_state=state,
             launcher=resolve,
@@ -119,6 +108,10 @@ def run(args: argparse.Namespace) -> int:
             host_meta=host_meta,
             progress_token=progress_token,
         )
+    except BindingWithToolCall as error:
+        raise UsageError(
+            "--thread-id and --origin-call-id go with --method resources/read"
+        ) from error
     write_stdout(dumps_meta(result, indent=2, explain=args.explain))
     return int(ExitCode.OK)
 
@@ -127,8 +120,6 @@ def _progress_token(text: str | None) -> str | int | None:
     """``--progress-token``: a JSON number literal is that number (an integer: MCP's and
     Codex's tokens are strings or integers), a JSON string literal (starting with '"') is
     that string, anything else is the text itself. Malformed JSON is a UsageError."""
-    from launcher_probe.json_input import InvalidJSON, JSONLimitExceeded, loads_strict
-
     if text is None:
         return None
     try:

@@ -5,13 +5,22 @@ from __future__ import annotations
 import argparse
 
 from launcher_probe.commands.common import add_seconds, escaped, print_json
+from launcher_probe.contract import Source
 from launcher_probe.errors import ExitCode
+from launcher_probe.host.discovery.candidate import make_candidate
+from launcher_probe.host.paths.rules import PathRejected
+from launcher_probe.host.probe.steps import probe_launcher
+from launcher_probe.host.probe_result import DEFAULT_TIMEOUT, ProbeLevel
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("path", metavar="PATH", help="the Codex CLI to probe (a shim is resolved)")
     parser.add_argument("--json", action="store_true", help="print the stable JSON verdict")
-    add_seconds(parser, "--timeout", "one deadline for the whole probe, in seconds (default 10)")
+    add_seconds(
+        parser,
+        "--timeout",
+        f"one deadline for the whole probe, in seconds (default {DEFAULT_TIMEOUT:g})",
+    )
     parser.add_argument(
         "--level",
         choices=("capability", "enforcement"),
@@ -21,11 +30,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from launcher_probe.host.discovery import Source, make_candidate
-    from launcher_probe.host.paths import PathRejected
-    from launcher_probe.host.probe import probe_launcher
-    from launcher_probe.host.probe_result import DEFAULT_TIMEOUT, ProbeLevel
-
     # The path as given and, through any shim, its native binary must pass the path rules.
     candidate = make_candidate(Source.EXPLICIT, args.path)
     if not candidate.verdict.ok or candidate.resolved is None:

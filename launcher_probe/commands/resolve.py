@@ -6,7 +6,10 @@ import functools
 
 from launcher_probe.client import VIA, resolve_via
 from launcher_probe.commands.common import add_seconds, add_via, print_json, say_warnings
-from launcher_probe.errors import ExitCode
+from launcher_probe.errors import ExitCode, NothingUsable
+from launcher_probe.host.cache.policy import DEFAULT_LOCK_TIMEOUT
+from launcher_probe.host.decision import Published
+from launcher_probe.host.probe_result import DEFAULT_TIMEOUT
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
@@ -18,11 +21,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print the whole decision as JSON")
     parser.add_argument("--refresh", action="store_true", help="probe again; replace the verdict")
     parser.add_argument("--no-cache", action="store_true", help="neither read nor write the cache")
-    add_seconds(parser, "--timeout", "deadline of each probe, in seconds (default 10)")
+    add_seconds(
+        parser, "--timeout", f"deadline of each probe, in seconds (default {DEFAULT_TIMEOUT:g})"
+    )
     add_seconds(
         parser,
         "--lock-timeout",
-        "how long to wait for another process probing the same path (default 30)",
+        "how long to wait for another process probing the same path "
+        f"(default {DEFAULT_LOCK_TIMEOUT:g})",
     )
     add_via(parser)
 
@@ -79,8 +85,6 @@ def resolve_and_print(
 ) -> int:
     """Resolve (see ``client.resolve_via``) and print the descriptor, or with ``as_json``
     the whole decision and who made it; NothingUsable when the launcher is withheld."""
-    from launcher_probe.errors import NothingUsable
-    from launcher_probe.host.decision import Published
 
     decision, made_by = resolve_via(
         via,

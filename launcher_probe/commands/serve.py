@@ -4,8 +4,13 @@ from __future__ import annotations
 
 import argparse
 import logging
+import sys
 
 from launcher_probe.commands.common import add_seconds, escaped
+from launcher_probe.service.app import serve
+from launcher_probe.service.location import default_socket
+from launcher_probe.service.server import DEFAULT_IDLE_TIMEOUT, Limits
+from launcher_probe.service.units import UNITS
 
 
 class _OneLineFormatter(logging.Formatter):
@@ -43,21 +48,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_seconds(
         parser,
         "--idle-timeout",
-        "close a connection silent this long, mid-request included (default 30)",
+        "close a connection silent this long, mid-request included "
+        f"(default {DEFAULT_IDLE_TIMEOUT:g})",
     )
 
 
 def run(args: argparse.Namespace) -> int:
-    import sys
-
-    from launcher_probe.service.location import default_socket
-    from launcher_probe.service.server import DEFAULT_IDLE_TIMEOUT, Limits
-    from launcher_probe.service.units import UNITS
-
     if args.print_unit is not None:
         sys.stdout.write(UNITS[args.print_unit](args.socket))
         return 0
-    from launcher_probe.service.app import serve
 
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(

@@ -33,6 +33,8 @@ from mcp.server.mcpserver.exceptions import ToolError
 from launcher_probe.errors import InputRejected
 from launcher_probe.server.request import SandboxRequest
 
+__all__ = ["OUTPUT_LIMIT", "RunOutcome", "build_server", "main"]
+
 #: Bytes of stdout, and of stderr, returned to the client; the rest is dropped.
 OUTPUT_LIMIT = 1 << 20
 

@@ -6,19 +6,20 @@ The slow path of ``resolve_launcher``: imported only once its fronts had no answ
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from launcher_probe.contract import LauncherDescriptor, Reason
-from launcher_probe.host.cache import CacheUnavailable, VerdictCache
+from launcher_probe.host.cache.entry_lock import LockTimeout
+from launcher_probe.host.cache.policy import CacheUnavailable, VerdictCache
 from launcher_probe.host.decision import PassedOver, Published
-from launcher_probe.host.entry_lock import LockTimeout
-from launcher_probe.host.fingerprint import Fingerprint
-from launcher_probe.host.paths import PathVerdict
+from launcher_probe.host.paths.fingerprint import Fingerprint
+from launcher_probe.host.paths.rules import PathVerdict
 from launcher_probe.host.probe_result import ProbeResult
 from launcher_probe.value import Value
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
-    from launcher_probe.host.discovery import Candidate
-    from launcher_probe.host.resolver import ResolverConfig
+    from launcher_probe.host.cache.policy import ResolverConfig
+    from launcher_probe.host.discovery.candidate import Candidate
 
 
 class Verdict(Value):
@@ -177,7 +178,7 @@ class Attempt:
         return verdict
 
     def probe(self, fingerprint: Fingerprint) -> Verdict | None:
-        from launcher_probe.host.probe import probe_launcher  # a miss only: spawns processes
+        from launcher_probe.host.probe.steps import probe_launcher  # a miss only: spawns processes
 
         probed_at = self.clock()
         result = probe_launcher(fingerprint.native, timeout=self.timeout)

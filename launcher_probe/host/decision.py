@@ -10,8 +10,10 @@ if TYPE_CHECKING:
     from typing import Any
 
     from launcher_probe.contract import Reason
-    from launcher_probe.host.cache_store import CacheRecord
-    from launcher_probe.host.fingerprint import Fingerprint
+    from launcher_probe.host.paths.fingerprint import Fingerprint
+
+
+__all__ = ["Decision", "PassedOver", "Published", "Withheld"]
 
 
 class Published(Value):
@@ -58,19 +60,6 @@ class Published(Value):
             probed_at=probed_at,
             warnings=warnings,
             tried=tried,
-        )
-
-    @classmethod
-    def of_record(cls, record: CacheRecord, source: str) -> Published:
-        """The decision a cached passed verdict gives for its path, found through ``source``
-        (whoever serves it has checked that it may: see ``Lifetimes.publishable``)."""
-        return cls(
-            descriptor=LauncherDescriptor(record.fingerprint.native),
-            source=source,
-            version=record.result.version or "",
-            fingerprint=record.fingerprint,
-            from_cache=True,
-            probed_at=record.probed_at,
         )
 
     def to_json(self) -> dict[str, Any]:

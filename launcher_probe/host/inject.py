@@ -38,12 +38,14 @@ from launcher_probe.state import InvalidSandboxState, SandboxState
 
 __all__ = [
     "PROGRESS_TOKEN_KEY",
+    "BindingWithToolCall",
     "MetaRejected",
     "MetaResult",
     "Method",
     "ServerDescription",
     "Transport",
     "dumps_meta",
+    "request_meta",
     "resource_read_meta",
     "tool_call_meta",
 ]
@@ -180,6 +182,50 @@ def resource_read_meta(
         host_meta=host_meta,
         progress_token=progress_token,
         binding=(thread_id, origin_call_id),
+    )
+
+
+class BindingWithToolCall(MetaRejected):
+    """``thread_id`` or ``origin_call_id`` given for a ``tools/call``: they bind a
+    ``resources/read`` only."""
+
+
+def request_meta(
+    method: Method,
+    server: ServerDescription,
+    *,
+    sandbox_state: StateInput,
+    launcher: LauncherInput,
+    caller_meta: object = None,
+    thread_id: str | None = None,
+    origin_call_id: str | None = None,
+    host_meta: Mapping[str, Any] | None = None,
+    progress_token: str | int | None = None,
+) -> MetaResult:
+    """``_meta`` for a request of ``method``: :func:`tool_call_meta` or
+    :func:`resource_read_meta`, the one dispatch the CLI's ``meta`` and the helper share.
+    ``BindingWithToolCall`` (before anything is resolved) for a ``tools/call`` with
+    ``thread_id`` or ``origin_call_id``; otherwise raises as those do."""
+    if method is Method.TOOLS_CALL:
+        if thread_id is not None or origin_call_id is not None:
+            raise BindingWithToolCall("thread_id and origin_call_id go with resources/read")
+        return tool_call_meta(
+            server,
+            sandbox_state=sandbox_state,
+            launcher=launcher,
+            caller_meta=caller_meta,
+            host_meta=host_meta,
+            progress_token=progress_token,
+        )
+    return resource_read_meta(
+        server,
+        sandbox_state=sandbox_state,
+        launcher=launcher,
+        caller_meta=caller_meta,
+        thread_id=thread_id,
+        origin_call_id=origin_call_id,
+        host_meta=host_meta,
+        progress_token=progress_token,
     )
 
 

@@ -19,6 +19,15 @@ if TYPE_CHECKING:
 
     _Enum = TypeVar("_Enum", bound=enum.Enum)
 
+__all__ = [
+    "DEFAULT_TIMEOUT",
+    "PROBE_PROTOCOL_VERSION",
+    "InvalidProbeResult",
+    "ProbeLevel",
+    "ProbeResult",
+    "ProbeStep",
+]
+
 DEFAULT_TIMEOUT = 10.0
 #: Bump when the probe's meaning changes, so cached verdicts are re-probed.
 PROBE_PROTOCOL_VERSION = 1

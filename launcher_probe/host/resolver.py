@@ -9,57 +9,24 @@ replaced atomically, one file lock per entry).
 from __future__ import annotations
 
 import os
-import time
 
-from launcher_probe.contract import Reason
-from launcher_probe.host.cache import (
-    DEFAULT_LOCK_TIMEOUT,
-    CacheUnavailable,
-    Lifetimes,
-    VerdictCache,
-)
+from launcher_probe.contract import ENV_VAR, Reason, Source
+from launcher_probe.host.cache.memory import MEMORY
+from launcher_probe.host.cache.policy import CacheUnavailable, VerdictCache
+from launcher_probe.host.cache.policy import ResolverConfig as ResolverConfig  # documented here
 from launcher_probe.host.decision import Decision, PassedOver, Published, Withheld
-from launcher_probe.host.memory import MEMORY
-from launcher_probe.host.paths import printable
 from launcher_probe.host.probe_result import DEFAULT_TIMEOUT
-from launcher_probe.host.sources import ENV_VAR, Source
 from launcher_probe.host.versions import untested_version_warning
-from launcher_probe.value import Value
+from launcher_probe.json_output import printable
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from launcher_probe.host.discovery.order import Discovery
 
-    from launcher_probe.host.discovery import Discovery
+__all__ = ["SEARCHED", "ResolverConfig", "resolve_launcher"]
 
 #: Places named in the ``not_found`` detail; the Withheld's ``searched`` holds them all.
 SEARCHED = 24
-
-
-class ResolverConfig(Value):
-    """Where the cache lives and how long verdicts and lock waits last."""
-
-    __slots__ = ("cache_dir", "lifetimes", "lock_timeout", "clock")
-    #: None: ``$LAUNCHER_PROBE_CACHE_DIR`` or platformdirs' user cache dir.
-    cache_dir: str | os.PathLike[str] | None
-    lifetimes: Lifetimes
-    lock_timeout: float
-    #: Wall clock used for probed-at and expiry (tests pass their own).
-    clock: Callable[[], float]
-
-    def __init__(
-        self,
-        cache_dir: str | os.PathLike[str] | None = None,
-        lifetimes: Lifetimes | None = None,
-        lock_timeout: float = DEFAULT_LOCK_TIMEOUT,
-        clock: Callable[[], float] = time.time,
-    ) -> None:
-        super().__init__(
-            cache_dir=cache_dir,
-            lifetimes=Lifetimes() if lifetimes is None else lifetimes,
-            lock_timeout=lock_timeout,
-            clock=clock,
-        )
 
 
 def _open_cache(config: ResolverConfig, warnings: list[str]) -> VerdictCache | None:
@@ -135,7 +102,7 @@ def resolve_launcher(
         if stored is not None:
             return _with_version_warning(stored.replace(warnings=tuple(warnings)))
     from launcher_probe.host.attempt import Attempt
-    from launcher_probe.host.discovery import discover
+    from launcher_probe.host.discovery.order import discover
 
     found = discover(codex)
     tried: list[PassedOver] = []

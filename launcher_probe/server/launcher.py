@@ -23,10 +23,13 @@ import threading
 import time
 
 from launcher_probe.contract import Reason
-from launcher_probe.host.binary import native_executable_problem
-from launcher_probe.host.fingerprint import Fingerprint
-from launcher_probe.host.paths import PASSED, PathVerdict, check_launcher_path, printable
-from launcher_probe.host.shims import host_target
+from launcher_probe.host.native.host_format import native_executable_problem
+from launcher_probe.host.native.shims import host_target
+from launcher_probe.host.paths.fingerprint import Fingerprint
+from launcher_probe.host.paths.rules import PASSED, PathVerdict, check_launcher_path
+from launcher_probe.json_output import printable
+
+__all__ = ["VERIFIED_TTL", "verify_launcher"]
 
 logger = logging.getLogger(__name__)
 

@@ -39,6 +39,8 @@ except ImportError as error:
 from launcher_probe.contract import SANDBOX_CAPABILITIES, SANDBOX_STATE_UPDATE_METHOD
 from launcher_probe.server.request import SandboxRequest
 
+__all__ = ["EXPERIMENTAL_CAPABILITIES", "codex_sandbox_middleware", "sandbox_request"]
+
 log = logging.getLogger("launcher_probe.server")
 
 #: ``capabilities.experimental`` entries that opt a server into sandbox metadata; for

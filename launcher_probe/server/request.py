@@ -27,9 +27,18 @@ from launcher_probe.contract import (
     LauncherDescriptor,
 )
 from launcher_probe.errors import InputRejected
-from launcher_probe.host.fingerprint import Fingerprint
+from launcher_probe.host.paths.fingerprint import Fingerprint
 from launcher_probe.server.launcher import verify_launcher
 from launcher_probe.state import InvalidSandboxState, SandboxState
+
+__all__ = [
+    "AmbiguousSandboxState",
+    "AuthorityBinding",
+    "AuthorityChanged",
+    "LauncherUnavailable",
+    "MissingSandboxState",
+    "SandboxRequest",
+]
 
 logger = logging.getLogger(__name__)
 

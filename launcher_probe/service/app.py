@@ -6,7 +6,7 @@ from __future__ import annotations
 import logging
 import os
 
-from launcher_probe.host.paths import printable
+from launcher_probe.json_output import printable
 from launcher_probe.service.activation import inherited_listener
 from launcher_probe.service.decisions import DecisionTable
 from launcher_probe.service.handlers import Handlers
@@ -34,7 +34,7 @@ def serve(socket_path: str, limits: Limits) -> int:
 
     def reload() -> None:
         from launcher_probe.errors import ConfigError
-        from launcher_probe.host.config import config_file, configured_codex
+        from launcher_probe.host.discovery.config_file import config_file, configured_codex
 
         log.info("SIGHUP: re-reading %s", printable(str(config_file())))
         try:

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from launcher_probe.host.decision import Decision, Published
-from launcher_probe.host.fingerprint import Fingerprint
+from launcher_probe.host.paths.fingerprint import Fingerprint
 from launcher_probe.host.probe_result import DEFAULT_TIMEOUT
 from launcher_probe.host.resolver import ResolverConfig, resolve_launcher
 from launcher_probe.service.protocol import encode_result

@@ -113,12 +113,12 @@ class Handlers:
 
     def _meta(self, request: Request, decide: Callable[[str | None], Decision]) -> bytes:
         from launcher_probe.host.inject import (
+            BindingWithToolCall,
             Method,
             ServerDescription,
             Transport,
             dumps_meta,
-            resource_read_meta,
-            tool_call_meta,
+            request_meta,
         )
         from launcher_probe.state import SandboxState
 
@@ -136,24 +136,19 @@ class Handlers:
         if isinstance(state, str) and ("\n" in state or "\r" in state):
             # The response is one line: a state text spanning lines is sent compact.
             state = SandboxState.from_value(SandboxState.from_text(state).value)
-        common: dict[str, Any] = {
-            "sandbox_state": state,
-            "launcher": lambda: decide(args.get("codex")),
-            "caller_meta": args.get("caller_meta"),
-            "host_meta": args.get("host_meta"),
-            "progress_token": args.get("progress_token"),
-        }
-        bound = args.get("thread_id") is not None or args.get("origin_call_id") is not None
-        if method is Method.TOOLS_CALL:
-            if bound:
-                detail = "thread_id and origin_call_id go with method resources/read"
-                raise ProtocolError(ErrorReason.INVALID_ARGUMENT, detail)
-            result = tool_call_meta(server, **common)
-        else:
-            result = resource_read_meta(
+        try:
+            result = request_meta(
+                method,
                 server,
+                sandbox_state=state,
+                launcher=lambda: decide(args.get("codex")),
+                caller_meta=args.get("caller_meta"),
                 thread_id=args.get("thread_id"),
                 origin_call_id=args.get("origin_call_id"),
-                **common,
+                host_meta=args.get("host_meta"),
+                progress_token=args.get("progress_token"),
             )
+        except BindingWithToolCall as error:
+            detail = "thread_id and origin_call_id go with method resources/read"
+            raise ProtocolError(ErrorReason.INVALID_ARGUMENT, detail) from error
         return result_line_from_text(dumps_meta(result, explain=True).encode(), request.id)

@@ -12,7 +12,8 @@ import socket
 import stat
 
 from launcher_probe.errors import InputRejected
-from launcher_probe.host.paths import printable, unsafe_chain
+from launcher_probe.host.paths.rules import unsafe_chain
+from launcher_probe.json_output import printable
 
 log = logging.getLogger("launcher_probe.service")
 BACKLOG = 128

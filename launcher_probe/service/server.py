@@ -278,7 +278,7 @@ def _kill_children() -> None:
     """Kill the probes still running (their workers are daemon threads): nothing is left."""
     import psutil
 
-    from launcher_probe.host.process_tree import kill_tree
+    from launcher_probe.host.probe.tree_kill import kill_tree
 
     for child in psutil.Process().children():
         kill_tree(child.pid)

@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 
 from launcher_probe.contract import Reason
-from launcher_probe.host.doctor.fixes import CHECK_PROBLEMS, fix_for
-from launcher_probe.host.shims import host_target
+from launcher_probe.doctor.fixes import CHECK_PROBLEMS, fix_for
+from launcher_probe.host.native.shims import host_target
 from tests.conftest import HostEnv, run_cli
 from tests.fakes import install_fake_codex
-from tests.host.test_shims import npm_global
+from tests.host.native.test_shims import npm_global
 
 TOP_KEYS = ["schema", "ok", "settings", "candidates", "launcher", "helper", "servers"]
 

@@ -12,8 +12,8 @@ from pathlib import Path
 import psutil
 import pytest
 
-from launcher_probe.host.binary import native_executable_problem
-from launcher_probe.host.native import resolve_native
+from launcher_probe.host.native.follow import resolve_native
+from launcher_probe.host.native.host_format import native_executable_problem
 from tests.fakes import FakeCodex, install_fake_codex, native
 
 MINIMAL_ENV = {"PATH": "/usr/bin:/bin", "LC_ALL": "C.UTF-8"}

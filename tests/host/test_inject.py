@@ -21,7 +21,6 @@ from launcher_probe.contract import (
 )
 from launcher_probe.errors import ExitCode, InputRejected
 from launcher_probe.host.decision import Decision, Published, Withheld
-from launcher_probe.host.fingerprint import Fingerprint
 from launcher_probe.host.inject import (
     MetaRejected,
     MetaResult,
@@ -31,6 +30,7 @@ from launcher_probe.host.inject import (
     resource_read_meta,
     tool_call_meta,
 )
+from launcher_probe.host.paths.fingerprint import Fingerprint
 from launcher_probe.state import InvalidSandboxState, SandboxState
 
 CAPABLE: dict[str, Any] = {"codex/sandbox-state": {}}

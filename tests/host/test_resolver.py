@@ -21,11 +21,11 @@ from typing import Any
 import pytest
 
 from launcher_probe.contract import Reason
+from launcher_probe.host.cache.memory import MEMORY
 from launcher_probe.host.decision import Published, Withheld
-from launcher_probe.host.discovery import discover
-from launcher_probe.host.memory import MEMORY
+from launcher_probe.host.discovery.order import discover
+from launcher_probe.host.native.shims import host_target
 from launcher_probe.host.resolver import ResolverConfig, resolve_launcher
-from launcher_probe.host.shims import host_target
 from tests.conftest import HostEnv, run_cli
 from tests.fakes import FakeCodex, install_fake_codex
 

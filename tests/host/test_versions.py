@@ -3,8 +3,8 @@ on every route a decision takes (probe, disk record, memory)."""
 
 from __future__ import annotations
 
+from launcher_probe.host.cache.memory import MEMORY
 from launcher_probe.host.decision import Published
-from launcher_probe.host.memory import MEMORY
 from launcher_probe.host.resolver import resolve_launcher
 from launcher_probe.host.versions import TESTED_RANGE, untested_version_warning
 from tests.conftest import CODEX_VERSIONS, HostEnv, run_cli

@@ -13,8 +13,8 @@ import pytest
 
 from launcher_probe.contract import Reason
 from launcher_probe.host.decision import Published
+from launcher_probe.host.native.shims import host_target
 from launcher_probe.host.resolver import resolve_launcher
-from launcher_probe.host.shims import host_target
 from launcher_probe.server.launcher import verify_launcher
 from tests.conftest import HostEnv, run_cli
 from tests.fakes import FakeCodex, install_fake_codex

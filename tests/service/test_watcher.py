@@ -7,7 +7,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from launcher_probe.host.cache import Lifetimes
+from launcher_probe.host.cache.record import Lifetimes
 from launcher_probe.host.decision import Published
 from launcher_probe.host.resolver import ResolverConfig
 from launcher_probe.service.decisions import MAX_HELD, DecisionTable

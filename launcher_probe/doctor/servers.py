@@ -1,0 +1,141 @@
+"""The MCP servers Codex is configured with, and whether each would receive the launcher.
+
+Codex's ``config.toml`` (``$CODEX_HOME/config.toml``, ``CODEX_HOME`` defaulting to
+``~/.codex``) lists servers as ``[mcp_servers.NAME]`` tables: ``command``, ``args``,
+``env``, ``cwd`` for a stdio server, ``url`` for a streamable HTTP one. The verdict per
+server comes from the injector itself (``tool_call_meta``), never from a copy of its rules.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from launcher_probe.contract import SANDBOX_STATE_CAPABILITY
+from launcher_probe.doctor.fixes import fix_for
+from launcher_probe.doctor.launcher import EXAMPLE_STATE
+from launcher_probe.errors import ConfigError
+from launcher_probe.host.decision import Decision
+from launcher_probe.host.paths.rules import open_regular_file
+from launcher_probe.json_output import printable
+
+#: A Codex config larger than this is refused rather than read.
+MAX_CODEX_CONFIG_BYTES = 1 << 20
+
+
+@dataclass(frozen=True, slots=True)
+class ServerConfig:
+    """One ``[mcp_servers.NAME]`` table."""
+
+    name: str
+    command: str | None = None
+    args: tuple[str, ...] = ()
+    env: dict[str, str] = field(default_factory=dict)
+    cwd: str | None = None
+    url: str | None = None
+    enabled: bool = True
+
+    @property
+    def transport(self) -> str:
+        """``stdio`` (a command this host starts) or ``http`` (a URL)."""
+        return "stdio" if self.command is not None else "http"
+
+
+def codex_config_file(given: str | None) -> Path:
+    """``given``, else ``$CODEX_HOME/config.toml`` (``CODEX_HOME`` defaults to ``~/.codex``)."""
+    if given is not None:
+        return Path(given)
+    home = os.environ.get("CODEX_HOME") or os.path.join(os.path.expanduser("~"), ".codex")
+    return Path(home) / "config.toml"
+
+
+def read_servers(path: Path, *, required: bool) -> list[ServerConfig] | None:
+    """The servers ``path`` lists, in its order; None when it does not exist and is not
+    ``required``. ConfigError naming the file (and the line, for TOML errors) otherwise."""
+    try:
+        with open_regular_file(str(path)) as file:
+            raw = file.read(MAX_CODEX_CONFIG_BYTES + 1)
+    except FileNotFoundError:
+        if required:
+            raise ConfigError(f"{printable(str(path))}: no such file") from None
+        return None
+    except (OSError, ValueError) as error:
+        raise ConfigError(f"{printable(str(path))}: cannot read: {error}") from error
+    if len(raw) > MAX_CODEX_CONFIG_BYTES:
+        raise ConfigError(f"{printable(str(path))}: larger than {MAX_CODEX_CONFIG_BYTES} bytes")
+    import tomllib
+
+    try:
+        table = tomllib.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError as error:
+        raise ConfigError(f"{printable(str(path))}: not UTF-8 (byte {error.start})") from error
+    except (tomllib.TOMLDecodeError, RecursionError, ValueError, MemoryError) as error:
+        raise ConfigError(f"{printable(str(path))}: {error}") from error
+    servers = table.get("mcp_servers", {})
+    if not isinstance(servers, dict):
+        raise ConfigError(f"{printable(str(path))}: mcp_servers must be a table")
+    return [_server(path, name, entry) for name, entry in servers.items()]
+
+
+def _server(path: Path, name: str, entry: Any) -> ServerConfig:
+    where = f"{printable(str(path))}: [mcp_servers.{name}]"
+    if not isinstance(entry, dict):
+        raise ConfigError(f"{where} must be a table")
+
+    def text(key: str) -> str | None:
+        value = entry.get(key)
+        if value is not None and not isinstance(value, str):
+            raise ConfigError(f"{where}: {key} must be a string")
+        return value
+
+    args, env = entry.get("args", []), entry.get("env", {})
+    if not isinstance(args, list) or not all(isinstance(arg, str) for arg in args):
+        raise ConfigError(f"{where}: args must be a list of strings")
+    if not isinstance(env, dict) or not all(isinstance(value, str) for value in env.values()):
+        raise ConfigError(f"{where}: env must be a table of strings")
+    command, url = text("command"), text("url")
+    if (command is None) == (url is None):
+        raise ConfigError(f"{where}: needs exactly one of command (stdio) and url (http)")
+    enabled = entry.get("enabled", True)
+    if not isinstance(enabled, bool):
+        raise ConfigError(f"{where}: enabled must be true or false")
+    return ServerConfig(name, command, tuple(args), dict(env), text("cwd"), url, enabled)
+
+
+def server_part(
+    server: ServerConfig, decision: Decision, check: dict[str, Any] | None
+) -> dict[str, Any]:
+    """One server's part: its configuration (env values left out), the check (or null),
+    and ``launcher``: ``sent``, ``omitted`` (with the injector's ``reason`` and
+    ``detail``) or ``unknown`` (the check could not ask the server), with ``fix``.
+
+    Unchecked, the server is assumed to advertise the capability (``assumed`` is true):
+    the verdict then says what the transport and the decision allow."""
+    from launcher_probe.host.inject import ServerDescription, Transport, tool_call_meta
+
+    part: dict[str, Any] = {
+        "name": server.name,
+        "transport": server.transport,
+        "enabled": server.enabled,
+        "command": server.command,
+        "args": list(server.args),
+        "env_keys": sorted(server.env),
+        "cwd": server.cwd,
+        "url": server.url,
+        "check": check,
+        "assumed": check is None,
+    }
+    if check is not None and not check["ok"]:
+        launcher, reason, detail = "unknown", check["problem"], check["detail"]
+    else:
+        capabilities = {SANDBOX_STATE_CAPABILITY: {}} if check is None else check["capabilities"]
+        transport = Transport.STDIO if server.transport == "stdio" else Transport.HTTP
+        described = ServerDescription(server.name, transport, capabilities)
+        result = tool_call_meta(described, sandbox_state=EXAMPLE_STATE, launcher=decision)
+        launcher = "sent" if result.launcher_included else "omitted"
+        reason = None if result.omitted_reason is None else str(result.omitted_reason)
+        detail = result.detail
+    fix = [] if reason is None else fix_for(reason, detail)
+    return {**part, "launcher": launcher, "reason": reason, "detail": detail, "fix": fix}

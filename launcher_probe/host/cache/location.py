@@ -1,0 +1,105 @@
+"""Where this host's verdicts live: the cache root, this host's identity (so a home
+directory shared by many hosts never mixes their verdicts) and the SHA-256 of the names.
+
+SHA-256 without loading OpenSSL: ``hashlib`` loads OpenSSL's ``libcrypto`` at import, which
+costs a warm CLI ``resolve`` about a quarter of Python's own start-up; CPython's built-in
+SHA-256 (the module hashlib itself falls back to) gives the same digest without it. The
+tests check they agree.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import sys
+
+from launcher_probe.errors import InputRejected
+
+
+class CacheUnavailable(InputRejected):
+    """The cache directory cannot be created or is not trustworthy; resolve without it."""
+
+    reason = "cache_unavailable"
+
+
+#: Environment variable that overrides the cache root.
+CACHE_DIR_ENV = "LAUNCHER_PROBE_CACHE_DIR"
+APP_NAME = "launcher-probe"
+try:
+    from _sha2 import sha256  # type: ignore[import-not-found,unused-ignore]  # CPython 3.12+
+except ImportError:
+    try:
+        from _sha256 import sha256  # type: ignore[import-not-found,unused-ignore]  # 3.11
+    except ImportError:  # another implementation: hashlib's
+        from hashlib import sha256
+
+
+def sha256_hex(data: bytes) -> str:
+    """The SHA-256 of ``data`` as 64 hex digits."""
+    digest: str = sha256(data).hexdigest()
+    return digest
+
+
+def cache_root() -> str:
+    """``$LAUNCHER_PROBE_CACHE_DIR``, else platformdirs' user cache dir for launcher-probe
+    (see :func:`user_cache_dir`).
+
+    CacheUnavailable when the variable names a relative path (it would follow the cwd).
+    """
+    given = os.environ.get(CACHE_DIR_ENV)
+    if given:
+        if not os.path.isabs(given):
+            raise CacheUnavailable(
+                f"{CACHE_DIR_ENV}={given!r} is not an absolute path; cache not used"
+            )
+        return given
+    return user_cache_dir()
+
+
+def user_cache_dir() -> str:
+    """``platformdirs.user_cache_dir("launcher-probe", appauthor=False)``.
+
+    On Linux, when ``$XDG_CACHE_HOME`` is absolute, or unset or empty with an absolute
+    ``$HOME``, that is the XDG rule (``$XDG_CACHE_HOME/launcher-probe``, else
+    ``$HOME/.cache/launcher-probe``), computed here: importing platformdirs (pathlib,
+    tempfile, shutil, random...) would cost a warm CLI ``resolve`` more than all its work.
+    The tests check the two agree. Anything else (no usable HOME, another OS, Android)
+    is platformdirs' to answer.
+    """
+    android = hasattr(sys, "getandroidapilevel") or "ANDROID_ROOT" in os.environ
+    if sys.platform == "linux" and not android:
+        xdg = os.environ.get("XDG_CACHE_HOME", "")
+        if os.path.isabs(xdg):
+            return os.path.join(xdg, APP_NAME)
+        if not xdg and os.path.isabs(os.environ.get("HOME", "")):
+            return os.path.join(os.path.expanduser("~/.cache"), APP_NAME)
+    import platformdirs
+
+    return platformdirs.user_cache_dir(APP_NAME, appauthor=False)
+
+
+#: Where systemd and D-Bus keep the machine id (the first readable one wins).
+MACHINE_ID_FILES = ("/etc/machine-id", "/var/lib/dbus/machine-id")
+
+
+def _machine_id() -> str:
+    for candidate in MACHINE_ID_FILES:
+        try:
+            with open(candidate, "rb") as stream:  # bytes: no codec module to import
+                value = stream.read(256).decode("ascii", "replace").strip()
+        except OSError:
+            continue
+        if value:
+            return value
+    return ""
+
+
+@functools.cache
+def host_id() -> str:
+    """16 hex digits derived from the host name and the machine id.
+
+    Without a machine id the host name alone is used (still stable for the host); without
+    either, a constant, so the cache still works on a host that names itself nothing.
+    """
+    material = f"{os.uname().nodename}\0{_machine_id()}"
+    return sha256_hex(material.encode("utf-8", "surrogateescape"))[:16]

@@ -1,0 +1,222 @@
+"""Verdict records on disk: one file per path as found, replaced atomically, distrusted on read.
+
+Layout: ``<root>/v2/<host-id>/<sha256 of the path as found>.json``. Nothing here decides
+whether a record may be used (see ``cache.py``); this module only promises that what it
+hands back was read from a private, regular, well-formed file of this host.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import stat
+import time
+
+from launcher_probe.host.cache.location import CacheUnavailable as CacheUnavailable  # re-exported
+from launcher_probe.host.cache.location import sha256_hex
+from launcher_probe.host.cache.record import CacheRecord as CacheRecord  # re-exported
+from launcher_probe.json_output import printable
+from launcher_probe.value import Value
+
+#: The directory layout, versioned with the record format (``cache_record.SCHEMA_VERSION``).
+LAYOUT = "v2"
+#: A record larger than this is not a record.
+MAX_RECORD_BYTES = 1 << 20
+#: A writer's temporary file this old was left by a writer that died (a store takes ms).
+STALE_TEMPORARY_SECONDS = 600.0
+#: Record files looked at per sweep for binaries that are gone.
+PRUNE_BATCH = 8
+_TEMPORARY_PREFIX, _TEMPORARY_SUFFIX = ".record-", ".tmp"
+
+
+class CacheRead(Value):
+    """What one record file held: a trusted record, or why it was not trusted."""
+
+    __slots__ = ("file", "record", "problem")
+    file: str
+    record: CacheRecord | None
+    problem: str | None
+
+    def __init__(self, file: str, record: CacheRecord | None, problem: str | None = None) -> None:
+        super().__init__(file=file, record=record, problem=problem)
+
+
+def record_name(path: str) -> str:
+    """The file name stem of the record for ``path`` (any ``str``, lone surrogates too)."""
+    return sha256_hex(path.encode("utf-8", "surrogatepass"))
+
+
+class RecordStore:
+    """The record files of one host in one cache root (a path, as ``str``)."""
+
+    def __init__(self, root: str, host_id: str) -> None:
+        self.root = root
+        self.host_id = host_id
+        self.directory = os.path.join(root, LAYOUT, host_id)
+
+    def record_file(self, path: str) -> str:
+        """Where the record for ``path`` (as found) lives."""
+        return os.path.join(self.directory, f"{record_name(path)}.json")
+
+    def lock_file(self, path: str) -> str:
+        """The lock file guarding the record for ``path``."""
+        return os.path.join(self.directory, f"{record_name(path)}.lock")
+
+    def check_directories(self, *, create: bool) -> None:
+        """Verify (and with ``create``, first make, 0700) the root, ``v2`` and host
+        directories: each present must be ours and not writable by others; ``root`` may
+        be a symlink, the ones below it may not. CacheUnavailable otherwise."""
+        for directory in (self.root, os.path.join(self.root, LAYOUT), self.directory):
+            try:
+                if create:
+                    _make_directory(directory, parents=directory is self.root)
+                st = os.stat(directory) if directory is self.root else os.lstat(directory)
+            except OSError as error:
+                if not create and isinstance(error, FileNotFoundError):
+                    return  # nothing stored yet
+                raise CacheUnavailable(
+                    f"cache directory {directory} unusable ({error.strerror}); cache not used"
+                ) from error
+            _check_private(directory, st)
+
+    def read(self, file: str) -> CacheRead:
+        """Read one record file, trusting nothing: a bad record is a problem, never an error."""
+        try:
+            fd = os.open(file, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
+        except FileNotFoundError:
+            return CacheRead(file, None)
+        except OSError as error:
+            return CacheRead(file, None, f"cannot open ({error.strerror})")
+        try:
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode):
+                return CacheRead(file, None, "not a regular file")
+            if st.st_uid != os.geteuid():
+                return CacheRead(file, None, f"owned by uid {st.st_uid}, not the current user")
+            if st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+                problem = f"writable by group or others (mode {stat.S_IMODE(st.st_mode):04o})"
+                return CacheRead(file, None, problem)
+            with open(fd, "rb", closefd=False) as stream:
+                data = stream.read(MAX_RECORD_BYTES + 1)
+        except OSError as error:
+            return CacheRead(file, None, f"cannot read ({error.strerror})")
+        finally:
+            os.close(fd)
+        if len(data) > MAX_RECORD_BYTES:
+            return CacheRead(file, None, f"larger than {MAX_RECORD_BYTES} bytes")
+        try:
+            record = CacheRecord.from_json(json.loads(data))
+        except (ValueError, TypeError, KeyError, OverflowError, RecursionError) as error:
+            return CacheRead(file, None, f"not a valid record ({printable(str(error))})")
+        if record.host_id != self.host_id:
+            return CacheRead(file, None, f"written by another host ({record.host_id})")
+        if os.path.basename(file) != f"{record_name(record.path)}.json":
+            return CacheRead(file, None, f"a record for another path ({record.path})")
+        return CacheRead(file, record)
+
+    def record_files(self) -> list[str]:
+        """Every ``*.json`` entry of this host's directory, sorted by name."""
+        try:
+            names = sorted(os.listdir(self.directory))
+        except FileNotFoundError:
+            return []
+        return [os.path.join(self.directory, name) for name in names if name.endswith(".json")]
+
+    def write(self, record: CacheRecord) -> str:
+        """Store ``record`` atomically (temporary file, fsync, replace), 0600, making the
+        directories first when needed. OSError or CacheUnavailable propagate."""
+        import tempfile
+
+        self.check_directories(create=True)
+        file = self.record_file(record.path)
+        data = json.dumps(record.to_json(), indent=1).encode()
+        fd, temporary = tempfile.mkstemp(
+            dir=self.directory, prefix=_TEMPORARY_PREFIX, suffix=_TEMPORARY_SUFFIX
+        )
+        try:
+            with os.fdopen(fd, "wb") as stream:
+                os.fchmod(fd, 0o600)
+                stream.write(data)
+                stream.flush()
+                os.fsync(fd)
+            os.replace(temporary, file)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(temporary)
+            raise
+        return file
+
+    def remove(self, file: str) -> bool:
+        """Unlink ``file`` unless it is a directory; True when it was removed."""
+        with contextlib.suppress(OSError):
+            if not stat.S_ISDIR(os.lstat(file).st_mode):
+                os.unlink(file)
+                return True
+        return False
+
+    def clear(self) -> int:
+        """Remove every record file, trusted or not, and every writer's temporary file,
+        reading none of them; the number of record files removed."""
+        removed = 0
+        for file in self.record_files():
+            removed += self.remove(file)
+        for file in self._temporaries():
+            self.remove(file)
+        return removed
+
+    def sweep(self, now: float | None = None) -> None:
+        """Bounded housekeeping, never failing: remove writers' temporary files older than
+        ``STALE_TEMPORARY_SECONDS`` and the records, among up to ``PRUNE_BATCH`` picked at
+        random, of binaries that are gone (their path as found no longer exists)."""
+        import random
+
+        now = time.time() if now is None else now
+        with contextlib.suppress(OSError):
+            for file in self._temporaries():
+                if now - os.lstat(file).st_mtime > STALE_TEMPORARY_SECONDS:
+                    self.remove(file)
+            files = self.record_files()
+            for file in random.sample(files, min(PRUNE_BATCH, len(files))):
+                record = self.read(file).record
+                if record is not None and not os.path.lexists(record.path):
+                    self.remove(file)
+
+    def _temporaries(self) -> list[str]:
+        try:
+            names = os.listdir(self.directory)
+        except FileNotFoundError:
+            return []
+        return [
+            os.path.join(self.directory, name)
+            for name in names
+            if name.startswith(_TEMPORARY_PREFIX) and name.endswith(_TEMPORARY_SUFFIX)
+        ]
+
+
+def _make_directory(directory: str, *, parents: bool) -> None:
+    """Make ``directory`` 0700 (and, with ``parents``, its missing parents) unless it is
+    one already; FileExistsError when something else is in its place."""
+    if parents:
+        os.makedirs(directory, mode=0o700, exist_ok=True)
+        return
+    try:
+        os.mkdir(directory, mode=0o700)
+    except FileExistsError:
+        if not os.path.isdir(directory):
+            raise
+
+
+def _check_private(directory: str, st: os.stat_result) -> None:
+    if not stat.S_ISDIR(st.st_mode):
+        raise CacheUnavailable(f"cache directory {directory} is not a directory; cache not used")
+    if st.st_uid != os.geteuid():
+        raise CacheUnavailable(
+            f"cache directory {directory} is owned by uid {st.st_uid}, not the current user; "
+            "cache not used"
+        )
+    if st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+        raise CacheUnavailable(
+            f"cache directory {directory} is writable by group or others "
+            f"(mode {stat.S_IMODE(st.st_mode):04o}); cache not used"
+        )

@@ -1,0 +1,59 @@
+"""The operator's configuration file: ``codex = "/abs/path"`` in ``config.toml``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from platformdirs import user_config_path
+
+from launcher_probe.errors import ConfigError
+from launcher_probe.host.paths.rules import open_regular_file, unsafe_chain
+
+APP_NAME = "launcher-probe"
+CODEX_KEY = "codex"
+#: A config file larger than this is refused rather than read (it holds one line).
+MAX_CONFIG_BYTES = 1 << 16
+
+
+def config_file() -> Path:
+    """``<user config dir>/launcher-probe/config.toml`` (platformdirs)."""
+    return user_config_path(APP_NAME) / "config.toml"
+
+
+def configured_codex(path: Path | None = None) -> str | None:
+    """The ``codex`` value of the config file, or None when the file or the key is absent.
+
+    Raises ConfigError (naming the file, and the line for TOML errors), and nothing else,
+    when the file is unreadable, no regular file, over ``MAX_CONFIG_BYTES``, not UTF-8,
+    malformed or beyond what the TOML parser can take (nested too deeply, a number too
+    long), writable by another user, or ``codex`` is no string.
+    """
+    path = config_file() if path is None else path
+    try:
+        with open_regular_file(str(path)) as file:
+            raw = file.read(MAX_CONFIG_BYTES + 1)
+    except FileNotFoundError:
+        return None
+    except OSError as error:
+        raise ConfigError(f"{path}: cannot read: {error.strerror or error}") from error
+    if len(raw) > MAX_CONFIG_BYTES:
+        raise ConfigError(f"{path}: larger than {MAX_CONFIG_BYTES} bytes")
+    unsafe = unsafe_chain(str(path.absolute()))
+    if unsafe:
+        raise ConfigError(f"{path}: refusing a config another user could change: {unsafe}")
+    import tomllib  # only when there is a config file: keeps a resolve without one light
+
+    try:
+        table = tomllib.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError as error:
+        raise ConfigError(f"{path}: not UTF-8 (byte {error.start})") from error
+    except tomllib.TOMLDecodeError as error:
+        raise ConfigError(f"{path}: {error}") from error
+    except RecursionError as error:
+        raise ConfigError(f"{path}: nested too deeply") from error
+    except (ValueError, MemoryError) as error:  # an integer over the conversion limit, say
+        raise ConfigError(f"{path}: cannot be parsed: {error}") from error
+    value = table.get(CODEX_KEY)
+    if value is not None and not isinstance(value, str):
+        raise ConfigError(f"{path}: {CODEX_KEY} must be a string path, not {type(value).__name__}")
+    return value

@@ -1,0 +1,144 @@
+"""From a candidate path to the native Codex binary it runs, by reading files only.
+
+Each step reads a bounded prefix of one file (``host/executables.py``) and follows it:
+symlinks; an npm/pnpm/bun shim to the platform package (``host/shims.py``); a dispatcher
+that picks the tool from ``argv[0]`` (Volta, mise, Vite+) to the package its tool manager
+installed (``host/dispatchers.py``); a generated wrapper script (asdf, Nix ``makeWrapper``)
+to its ``exec`` target (``host/wrappers.py``). The end must be a native executable for
+this host; any other script is ``unrecognised_script``. Nothing is ever run.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+from launcher_probe.contract import Reason
+from launcher_probe.host.native.dispatchers import dispatcher_target
+from launcher_probe.host.native.file_kind import (
+    FileKind,
+    classify,
+    read_head,
+)
+from launcher_probe.host.native.host_format import header_problem, host_name
+from launcher_probe.host.native.shims import (
+    Target,
+    host_target,
+    node_shim_native,
+    shell_shim_scripts,
+)
+from launcher_probe.host.native.wrappers import wrapper_target
+
+#: Shims, dispatchers and wrappers followed before giving up (real installs need two).
+MAX_INDIRECTIONS = 6
+
+
+@dataclass(frozen=True, slots=True)
+class NativeResolution:
+    """The native binary behind a path: itself when it is one.
+
+    ``native`` is None when none could be found; then ``reason`` says which kind of file
+    stood in the way, ``detail`` says why in words and ``tried`` lists every path looked
+    at. ``shim`` is the first shim, dispatcher or wrapper passed through.
+    """
+
+    native: str | None
+    shim: str | None
+    tried: tuple[str, ...]
+    detail: str = ""
+    reason: Reason = Reason.SHIM_UNRESOLVED
+
+
+def resolve_native(path: str) -> NativeResolution:
+    """Follow ``path`` to the native Codex binary for this host.
+
+    A script that is no recognised shim or wrapper is ``unrecognised_script`` (never the
+    result: what it runs is unknown); a file that is neither a native executable nor a
+    script is ``not_native``.
+    """
+    tried: list[str] = []
+    via: str | None = None
+    current = path
+    for _ in range(MAX_INDIRECTIONS):
+        real = os.path.realpath(current)
+        head = read_head(real)
+        kind = classify(real, head)
+        if kind is FileKind.NATIVE:
+            dispatch = dispatcher_target(current, real, tried)
+            if dispatch is None:
+                foreign = header_problem(head)
+                if foreign is None:
+                    return NativeResolution(real, via, tuple(tried))
+                detail = (
+                    f"{real} is {foreign}, not a native executable for this host "
+                    f"({host_name()}); install the Codex build for this host"
+                )
+                return NativeResolution(None, via, (), detail, Reason.WRONG_PLATFORM)
+            name, following = dispatch
+            if following is None:
+                detail = (
+                    f"{real} is the {name} dispatcher, and the Codex package it would run "
+                    f"was not found; reinstall Codex with {name}, or name the native binary "
+                    "with --codex"
+                )
+                reason = Reason.DISPATCHER_UNRESOLVED
+                return NativeResolution(None, real, tuple(tried), detail, reason)
+            via, current = via or real, following
+            continue
+        if kind in (FileKind.NODE_SHIM, FileKind.SHELL_SHIM):
+            target = host_target()
+            if target is None:
+                detail = f"{real} is a {kind.value}, and Codex has no build for {host_name()}"
+                return NativeResolution(None, real, (), detail)
+            native = _through_shim(current, real, kind, head, target, tried)
+            if native is None:
+                detail = (
+                    f"{real} is a {kind.value}; no native {target.triple} binary behind it: "
+                    f"reinstall Codex with its platform package {target.package}, or name "
+                    "the native Codex binary with --codex"
+                )
+                return NativeResolution(None, real, tuple(tried), detail)
+            via, current = via or real, native
+            continue
+        if kind is FileKind.SCRIPT:
+            wrapped = wrapper_target(current, real, head, tried)
+            if wrapped is None:
+                detail = (
+                    f"{real} is a #! script of no format launcher-probe follows (an npm, pnpm "
+                    'or bun shim, an asdf shim, an `exec "/abs/program" "$@"` wrapper), so '
+                    "what it runs is unknown; name the native Codex binary with --codex"
+                )
+                reason = Reason.UNRECOGNISED_SCRIPT
+                return NativeResolution(None, via, tuple(tried), detail, reason)
+            if wrapped.target is None:
+                detail = (
+                    f"{real} is {wrapped.what}, and what it runs was not found; reinstall "
+                    "Codex, or name the native Codex binary with --codex"
+                )
+                return NativeResolution(None, real, tuple(tried), detail)
+            via, current = via or real, wrapped.target
+            continue
+        detail = (
+            f"{real} is neither a native executable nor a script; "
+            "name the Codex executable with --codex"
+        )
+        return NativeResolution(None, via, tuple(tried), detail, Reason.NOT_NATIVE)
+    detail = (
+        f"{path}: more than {MAX_INDIRECTIONS} shims, dispatchers or wrappers in a row; "
+        "name the native Codex binary with --codex"
+    )
+    return NativeResolution(None, via, tuple(tried), detail, Reason.SHIM_UNRESOLVED)
+
+
+def _through_shim(
+    path: str, real: str, kind: FileKind, head: bytes, target: Target, tried: list[str]
+) -> str | None:
+    """The native binary an npm/pnpm/bun shim runs, or None."""
+    scripts = [real] if kind is FileKind.NODE_SHIM else shell_shim_scripts(path, head)
+    for script in scripts:
+        tried.append(script)
+        if os.path.isfile(script):
+            native = node_shim_native(os.path.realpath(script), target, tried)
+            if native:
+                return native
+    return None

@@ -1,0 +1,240 @@
+"""The parent's side of the probe's supervisor (``launcher_probe.host.probe.supervisor_process``).
+
+A ``Supervisor`` is started on first use, serves the steps of one probe one at a time, and
+is ended when its context is left: closing its socket makes it kill and reap everything
+still below it, and leaving waits for that. Where it cannot run (not Linux, no interpreter
+to start, no pidfd or ``PR_SET_CHILD_SUBREAPER``) ``start`` returns False and the caller
+runs its steps as direct children instead. Nothing here changes the calling process: it
+is not made a subreaper, and no signal disposition is touched.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import re
+import select
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from types import TracebackType
+
+from launcher_probe.host.probe.tree_kill import kill_pipe_writers, kill_tree
+
+#: How long the supervisor may take to start, to answer a spawn, or to kill and reap a
+#: tree, before it is presumed wedged and killed with what psutil can still find.
+HANG_GUARD = 10.0
+#: The supervisor runs by file path (``python -S -I FILE SOCKET_FD PARENT_PID``): no
+#: site-packages, no environment, and no package ``__init__`` of this one imported.
+_SUPERVISOR_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "supervisor_process.py")
+_PYTHON = re.compile(r"python[0-9.]*")
+
+
+class NotReady(Exception):
+    """The supervisor did not start before the step's deadline."""
+
+
+class Supervisor:
+    """One probe's supervisor process (a context manager); see the module docstring."""
+
+    def __init__(self) -> None:
+        self._process: subprocess.Popen[bytes] | None = None
+        self._channel: socket.socket | None = None
+        # Only an interpreter by name: an embedding host's sys.executable may be the host.
+        self._usable = sys.platform == "linux" and bool(
+            _PYTHON.fullmatch(os.path.basename(sys.executable))
+        )
+
+    def __enter__(self) -> Supervisor:
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def start(self, deadline: float) -> bool:
+        """Start the supervisor unless it runs already; False where it cannot run.
+
+        Raises NotReady when it is not ready by ``deadline``."""
+        if not self._usable or self._channel is not None:
+            return self._usable
+        try:
+            self._channel = self._launch()
+        except OSError:
+            # Gone, not executable, or short of resources: a direct spawn says which.
+            self._usable = False
+            return False
+        reply = self.next_event(deadline)
+        if reply is None:
+            self._abandon()
+            raise NotReady
+        if reply != b"ready":  # no pidfd, no subreaper, or no interpreter after all
+            self.close()
+            self._usable = False
+        return self._usable
+
+    def _launch(self) -> socket.socket:
+        """Start the supervisor process; return the parent's end of its socket."""
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        where = (str(theirs.fileno()), str(os.getpid()))
+        try:
+            self._process = subprocess.Popen(
+                [sys.executable, "-S", "-I", _SUPERVISOR_FILE, *where],
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                pass_fds=(theirs.fileno(),),
+                env={},
+                cwd="/",
+                start_new_session=True,
+            )
+        except BaseException:
+            ours.close()
+            raise
+        finally:
+            theirs.close()
+        return ours
+
+    def fileno(self) -> int:
+        """The socket: readable when the supervisor reports (or dies)."""
+        assert self._channel is not None
+        return self._channel.fileno()
+
+    def spawn(
+        self, argv: Sequence[str], env: Mapping[str, str], cwd: str, stdio: tuple[int, int]
+    ) -> int:
+        """Start ``argv`` below the supervisor with ``stdio`` as its stdout and stderr;
+        return its pid. Raises OSError as spawning it directly would."""
+        assert self._channel is not None
+        words = [os.fsencode(word) for word in argv]
+        variables = [os.fsencode(key) + b"=" + os.fsencode(value) for key, value in env.items()]
+        if any(b"\0" in word for word in [os.fsencode(cwd), *words, *variables]):
+            raise ValueError("embedded null byte")
+        if any(b"=" in os.fsencode(key) or not key for key in env):
+            raise ValueError("illegal environment variable name")
+        message = b"\0".join([b"spawn", os.fsencode(cwd), b"%d" % len(words), *words, *variables])
+        try:
+            socket.send_fds(self._channel, [message], list(stdio))
+        except (BrokenPipeError, ConnectionResetError):
+            raise self.lost() from None
+        reply = self.next_event(time.monotonic() + HANG_GUARD) or b""
+        if reply.startswith(b"started "):
+            return int(reply.split()[1])
+        if reply.startswith(b"error "):
+            number = int(reply.split()[1])
+            raise OSError(number, os.strerror(number), argv[0])
+        raise self.lost()
+
+    def next_event(self, deadline: float) -> bytes | None:
+        """The next report (b"" once the supervisor is gone), or None if none came by
+        ``deadline``."""
+        assert self._channel is not None
+        remaining = max(deadline - time.monotonic(), 0.0)
+        if not select.select([self._channel], [], [], min(remaining, HANG_GUARD))[0]:
+            return None
+        return self._channel.recv(64)
+
+    def kill(self) -> None:
+        """Kill the running step and all it left; return once all is reaped."""
+        if self._channel is None:
+            return  # already abandoned: what could be found was killed then
+        give_up = time.monotonic() + HANG_GUARD
+        with contextlib.suppress(OSError):
+            self._channel.send(b"kill")
+            while (reply := self.next_event(give_up)) not in (b"killed", b"", None):
+                pass  # the step's own exit report, which crossed the request
+            if reply == b"killed":
+                return
+        self._abandon()
+
+    def lost(self) -> OSError:
+        """Kill a supervisor that broke off and what psutil still finds below it; the
+        error to report (resources ran short: the OOM killer, most likely)."""
+        self._abandon()
+        return OSError(errno.EAGAIN, "the probe's supervisor process died")
+
+    def close(self) -> None:
+        """End the supervisor: it kills and reaps whatever is left, then exits."""
+        if self._channel is None or self._process is None:
+            return
+        self._channel.close()
+        try:
+            self._process.wait(HANG_GUARD)
+        except subprocess.TimeoutExpired:
+            self._abandon()
+        finally:
+            self._channel = None
+
+    def _abandon(self) -> None:
+        """Kill the supervisor and what psutil finds below it (every orphan is below it)."""
+        assert self._process is not None
+        if self._channel is not None:
+            self._channel.close()
+            self._channel = None
+        kill_tree(self._process.pid)
+        self._process.wait()
+        self._usable = False
+
+
+class SupervisedStep:
+    """One step run below a ``Supervisor``; the step protocol of ``process.run_bounded``."""
+
+    def __init__(
+        self, supervisor: Supervisor, argv: Sequence[str], env: Mapping[str, str], cwd: str
+    ) -> None:
+        self.supervisor = supervisor
+        fds: list[int] = []
+        try:
+            fds += os.pipe()
+            fds += os.pipe()
+            self.pid = supervisor.spawn(argv, env, cwd, (fds[1], fds[3]))
+        except BaseException:
+            for fd in fds:
+                os.close(fd)
+            raise
+        os.close(fds[1])
+        os.close(fds[3])
+        self.pipes = (fds[0], fds[2])
+        self.exit_fd: int | None = supervisor.fileno()
+        self.status: int | None = None
+        self.ended = False
+
+    def exited(self) -> bool:
+        """Whether the step exited; then everything it started is already dead and reaped."""
+        return self._await_exit(time.monotonic())
+
+    def after_exit(self, open_pipes: Iterable[int]) -> None:
+        """Nothing below the supervisor is left: only a process outside it that was handed a
+        pipe can still hold one."""
+        kill_pipe_writers(open_pipes)
+
+    def wait(self, deadline: float) -> None:
+        """Wait until the step exited or ``deadline`` passed."""
+        while not self._await_exit(deadline) and time.monotonic() < deadline:
+            pass
+
+    def _await_exit(self, deadline: float) -> bool:
+        if not self.ended:
+            reply = self.supervisor.next_event(deadline)
+            if reply == b"":
+                raise self.supervisor.lost()
+            if reply is not None and reply.startswith(b"exit "):
+                self.status, self.ended = int(reply.split()[1]), True
+        return self.ended
+
+    def stop(self) -> int | None:
+        """The exit status, or None after killing the step and all it started."""
+        if not self.ended:
+            self.supervisor.kill()
+        return self.status
+
+    def close(self) -> None:
+        for fd in self.pipes:
+            os.close(fd)

@@ -1,0 +1,183 @@
+"""The probe's supervisor process (Linux): the child subreaper every probe step runs under.
+
+``supervisor_client.py`` starts it by file path (``python -S -I supervisor_process.py
+SOCKET_FD PARENT_PID``, no package ``__init__`` imported), once per probe. It imports
+only C modules of the standard library (``_ctypes``, ``_signal``, ``_socket``: ``ctypes``,
+``signal`` and ``socket`` would cost several milliseconds more on every probe), so it
+costs about one bare interpreter start-up.
+
+- It makes itself a child subreaper (``PR_SET_CHILD_SUBREAPER``): whatever a step starts
+  stays below it. A daemon that double-forks, leaves the session and closes its stdio is
+  re-parented to the supervisor, not to init, so the whole tree can be found and killed.
+- When a step exits, everything it left behind is killed and reaped before its exit status
+  is reported: nothing a step starts outlives it.
+- When its parent dies (watched on a pidfd, so it does not depend on which thread started
+  it, unlike ``PR_SET_PDEATHSIG``) or closes the socket, it kills everything below it,
+  reaps it and exits.
+
+The protocol: one message per SOCK_SEQPACKET packet.
+
+- parent to supervisor: ``spawn`` then NUL-separated cwd, argv count, argv and environment,
+  with the step's stdout and stderr as SCM_RIGHTS; ``kill``; the end of the stream.
+- supervisor to parent: ``ready`` (or ``unsupported ERRNO``) first; ``started PID`` or
+  ``error ERRNO`` after a spawn; ``exit STATUS`` (as ``os.waitstatus_to_exitcode``) once the
+  step exited and all it left is reaped; ``killed`` after a kill, once all is reaped.
+"""
+
+from __future__ import annotations
+
+import _ctypes
+import _signal  # type: ignore[import-not-found]  # (typeshed has no stub for it)
+import _socket
+import os
+import select
+import sys
+
+_PR_SET_CHILD_SUBREAPER = 36
+#: Room for one spawn message (argv and environment); a larger one is refused with EMSGSIZE.
+MESSAGE_LIMIT = 1 << 20
+_FD_SPACE = _socket.CMSG_SPACE(2 * 4)
+#: What the interpreter ignores at start-up and a step must get back at their defaults.
+_RESET_SIGNALS = (_signal.SIGPIPE, _signal.SIGXFSZ)
+
+
+def main() -> None:
+    """``SOCKET_FD PARENT_PID``: serve one probe's steps, then leave nothing behind."""
+    channel = _socket.socket(fileno=int(sys.argv[1]))
+    os.set_inheritable(channel.fileno(), False)
+    try:
+        parent = os.pidfd_open(int(sys.argv[2]))
+        if os.getppid() != int(sys.argv[2]):
+            return  # the parent died before its pidfd was opened
+        # prctl(2) from this process's own symbols (libc); int arguments as C ints.
+        prctl = _ctypes.dlsym(_ctypes.dlopen(None), "prctl")  # type: ignore[arg-type]
+        if _ctypes.call_function(prctl, (_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)) != 0:
+            raise OSError(0, "PR_SET_CHILD_SUBREAPER")
+    except OSError as error:
+        channel.send(b"unsupported %d" % (error.errno or 0))
+        return
+    try:
+        channel.send(b"ready")
+        _serve(channel, parent)
+    finally:
+        _kill_all()
+    os._exit(0)  # nothing to flush or finalize: the parent waits for this exit
+
+
+def _serve(channel: _socket.socket, parent: int) -> None:
+    """Answer requests until the socket closes or the parent dies."""
+    step: tuple[int, int] | None = None  # its pid and pidfd
+    while True:
+        watched = [channel.fileno(), parent] + ([] if step is None else [step[1]])
+        ready = select.select(watched, [], [])[0]
+        if parent in ready:
+            return
+        if step is not None and step[1] in ready:
+            _, status = os.waitpid(step[0], 0)
+            _kill_all()
+            os.close(step[1])
+            step = None
+            channel.send(b"exit %d" % os.waitstatus_to_exitcode(status))
+        if channel.fileno() not in ready:
+            continue
+        message, ancillary, _, _ = channel.recvmsg(
+            MESSAGE_LIMIT, _FD_SPACE, _socket.MSG_CMSG_CLOEXEC
+        )
+        received = [fd for level, kind, data in ancillary for fd in _fds(level, kind, data)]
+        try:
+            if not message:
+                return
+            if message == b"kill":
+                _kill_all()
+                if step is not None:
+                    os.close(step[1])
+                step = None
+                channel.send(b"killed")
+            elif message.startswith(b"spawn\0") and len(received) == 2 and step is None:
+                step = _spawn(channel, message, received)
+        finally:
+            for fd in received:
+                os.close(fd)
+
+
+def _fds(level: int, kind: int, data: bytes) -> list[int]:
+    """The descriptors in one SCM_RIGHTS control message."""
+    if level != _socket.SOL_SOCKET or kind != _socket.SCM_RIGHTS:
+        return []
+    usable = len(data) - len(data) % 4
+    return [int.from_bytes(data[i : i + 4], sys.byteorder) for i in range(0, usable, 4)]
+
+
+def _spawn(channel: _socket.socket, message: bytes, stdio: list[int]) -> tuple[int, int] | None:
+    """Start one step in its own session, stdin on /dev/null (the supervisor's own) and
+    ``stdio`` as its stdout and stderr; report ``started PID`` or ``error ERRNO``."""
+    fields = message.split(b"\0")[1:]
+    cwd, argc = fields[0], int(fields[1])
+    argv, env = fields[2 : 2 + argc], fields[2 + argc :]
+    try:
+        os.chdir(cwd)
+        pid = os.posix_spawn(
+            argv[0],
+            argv,
+            {key: value for key, _, value in (item.partition(b"=") for item in env)},
+            file_actions=[(os.POSIX_SPAWN_DUP2, stdio[0], 1), (os.POSIX_SPAWN_DUP2, stdio[1], 2)],
+            setsid=True,
+            setsigdef=_RESET_SIGNALS,
+        )
+    except OSError as error:
+        channel.send(b"error %d" % (error.errno or 0))
+        return None
+    try:
+        pidfd = os.pidfd_open(pid)
+    except OSError as error:
+        _kill_all()
+        channel.send(b"error %d" % (error.errno or 0))
+        return None
+    channel.send(b"started %d" % pid)
+    return pid, pidfd
+
+
+def _kill_all() -> None:
+    """SIGKILL every process below this one and reap them all. As a subreaper it inherits
+    every orphan below it, so once it has no child left nothing it started is alive. A
+    process can fork only until its SIGKILL is pending, so the rescan after each reap finds
+    whatever was forked meanwhile."""
+    while True:
+        try:
+            if os.waitpid(-1, os.WNOHANG)[0]:
+                continue  # reaped one that was already dead; look again
+        except ChildProcessError:
+            return
+        for pid in _descendants():
+            try:  # noqa: SIM105 (contextlib would cost another import)
+                os.kill(pid, _signal.SIGKILL)
+            except OSError:
+                pass
+        try:
+            os.waitpid(-1, 0)
+        except ChildProcessError:
+            return
+
+
+def _descendants() -> list[int]:
+    """Every process below this one, from the parent pids in /proc."""
+    children: dict[int, list[int]] = {}
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            try:
+                with open(f"/proc/{name}/stat", "rb") as stat:
+                    parent = int(stat.read().rsplit(b")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+            children.setdefault(parent, []).append(int(name))
+    found: list[int] = []
+    pending = [os.getpid()]
+    while pending:
+        below = children.get(pending.pop(), [])
+        found += below
+        pending += below
+    return found
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,51 @@
+"""The cache root a warm resolve computes without platformdirs is platformdirs' own, and
+its SHA-256 without OpenSSL is hashlib's."""
+
+from __future__ import annotations
+
+import hashlib
+
+import platformdirs
+import pytest
+
+from launcher_probe.host.cache.location import cache_root, sha256_hex, user_cache_dir
+
+
+@pytest.mark.parametrize(
+    ("xdg_cache_home", "home"),
+    [
+        ("/x/cache", "/home/u"),
+        ("/x/cache/", "/home/u"),
+        ("/x/ca che", None),
+        (None, "/home/u"),
+        (None, "/home/u/"),
+        (None, "/"),
+        ("", "/home/u"),
+        ("relative/cache", "/home/u"),
+        ("  ", "/home/u"),
+        (" /x", "/home/u"),
+        (None, "relative-home"),
+        (None, ""),
+        (None, None),
+    ],
+)
+def test_the_default_cache_root_is_platformdirs_user_cache_dir(
+    monkeypatch: pytest.MonkeyPatch, xdg_cache_home: str | None, home: str | None
+) -> None:
+    monkeypatch.delenv("LAUNCHER_PROBE_CACHE_DIR", raising=False)
+    for name, value in (("XDG_CACHE_HOME", xdg_cache_home), ("HOME", home)):
+        if value is None:
+            monkeypatch.delenv(name, raising=False)
+        else:
+            monkeypatch.setenv(name, value)
+    expected = platformdirs.user_cache_dir("launcher-probe", appauthor=False)
+    assert user_cache_dir() == expected
+    assert cache_root() == expected
+
+
+@pytest.mark.parametrize(
+    "data",
+    [b"", b"abc", "/usr/bin/codex\udcff".encode("utf-8", "surrogatepass"), bytes(range(256))],
+)
+def test_the_builtin_sha256_is_hashlibs(data: bytes) -> None:
+    assert sha256_hex(data) == hashlib.sha256(data).hexdigest()

@@ -1,0 +1,213 @@
+"""Single flight: many resolvers of one cold path run one probe; locks time out and die."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+from launcher_probe.contract import Reason
+from launcher_probe.host.cache import entry_lock
+from launcher_probe.host.cache.policy import VerdictCache
+from launcher_probe.host.decision import Decision, Published, Withheld
+from launcher_probe.host.resolver import ResolverConfig, resolve_launcher
+from tests.conftest import ROOT, HostEnv, run_cli
+from tests.fakes import FakeCodex
+
+#: A resolver process that says it is ready (one byte on fd argv[1]), then waits for the
+#: go signal (EOF on stdin) before it resolves.
+WAIT_THEN_RESOLVE = """
+import os, sys
+from launcher_probe.cli import main
+os.write(int(sys.argv[1]), b"r")
+os.close(int(sys.argv[1]))
+sys.stdin.buffer.read()
+sys.exit(main(sys.argv[2:]))
+"""
+
+#: Holds a lock file (an OS flock, as any flock-based locker takes it) until killed; says
+#: "held" once it holds it.
+HOLD_LOCK = """
+import fcntl, os, sys
+os.makedirs(os.path.dirname(sys.argv[1]), mode=0o700, exist_ok=True)
+fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT, 0o600)
+fcntl.flock(fd, fcntl.LOCK_EX)
+print("held", flush=True)
+sys.stdin.read()
+"""
+
+
+def test_32_processes_one_cold_path_one_probe(host_env: HostEnv, fake_codex: FakeCodex) -> None:
+    count = 32
+    ready_read, ready_write = os.pipe()
+    go_read, go_write = os.pipe()
+    waiter = (sys.executable, "-c", WAIT_THEN_RESOLVE)
+    children = [
+        subprocess.Popen(
+            [*waiter, str(ready_write), "resolve", "--json", "--codex", str(fake_codex.path)],
+            env=host_env.env,
+            cwd=ROOT,
+            stdin=go_read,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            pass_fds=(ready_write,),
+        )
+        for _ in range(count)
+    ]
+    os.close(ready_write)
+    os.close(go_read)
+    ready = b""
+    while len(ready) < count:
+        chunk = os.read(ready_read, count)
+        assert chunk, "a resolver died before it was ready"
+        ready += chunk
+    os.close(ready_read)
+    os.close(go_write)  # go: every child sees EOF at once
+
+    decisions = []
+    for child in children:
+        out, err = child.communicate(timeout=120)
+        assert child.returncode == 0, err
+        decisions.append(json.loads(out))
+
+    assert fake_codex.probe_count() == 1
+    assert {json.dumps(d["launcher"]) for d in decisions} == {
+        json.dumps({"codexExecutable": str(fake_codex.path)})
+    }
+    assert sorted(d["from_cache"] for d in decisions) == [False] + [True] * (count - 1)
+    assert len({d["probed_at"] for d in decisions}) == 1
+
+
+def test_threads_in_one_process_share_one_probe(host_env: HostEnv, fake_codex: FakeCodex) -> None:
+    count = 8
+    barrier = threading.Barrier(count)
+    decisions: list[Decision] = []
+
+    def resolve() -> None:
+        barrier.wait()
+        decisions.append(resolve_launcher(str(fake_codex.path)))
+
+    threads = [threading.Thread(target=resolve) for _ in range(count)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=120)
+    assert len(decisions) == count
+    assert all(isinstance(d, Published) for d in decisions)
+    assert fake_codex.probe_count() == 1
+    assert sum(1 for d in decisions if isinstance(d, Published) and not d.from_cache) == 1
+
+
+def _hold(lock_file: Path, env: dict[str, str]) -> subprocess.Popen[str]:
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLD_LOCK, str(lock_file)],
+        env=env,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert holder.stdout is not None
+    assert holder.stdout.readline() == "held\n"
+    return holder
+
+
+def _resolve(
+    fake_codex: FakeCodex, host_env: HostEnv, *extra: str
+) -> subprocess.CompletedProcess[str]:
+    return run_cli("resolve", "--json", "--codex", str(fake_codex.path), *extra, env=host_env.env)
+
+
+def test_lock_held_past_the_timeout_is_lock_timeout(
+    host_env: HostEnv, fake_codex: FakeCodex
+) -> None:
+    lock_file = Path(VerdictCache().lock_file(str(fake_codex.path)))
+    holder = _hold(lock_file, host_env.env)
+    try:
+        done = _resolve(fake_codex, host_env, "--lock-timeout", "0.5")
+        decision = json.loads(done.stdout)
+        assert done.returncode == 3
+        assert decision["reason"] == "lock_timeout"
+        assert str(lock_file) in decision["detail"]
+        waited = re.search(r"after waiting (\d+\.\d) s", decision["detail"])
+        assert waited is not None and float(waited.group(1)) >= 0.5
+        assert "lock_timeout" in done.stderr and str(lock_file) in done.stderr
+        assert fake_codex.probe_count() == 0
+    finally:
+        holder.kill()
+        holder.wait()
+
+
+def test_a_holder_killed_with_sigkill_does_not_block(
+    host_env: HostEnv, fake_codex: FakeCodex
+) -> None:
+    lock_file = Path(VerdictCache().lock_file(str(fake_codex.path)))
+    holder = _hold(lock_file, host_env.env)
+    os.kill(holder.pid, signal.SIGKILL)
+    assert holder.wait() == -signal.SIGKILL
+    assert lock_file.exists()  # the file stays; the OS lock died with its holder
+    done = _resolve(fake_codex, host_env, "--lock-timeout", "20")
+    assert done.returncode == 0, done.stdout
+    assert json.loads(done.stdout)["from_cache"] is False
+    assert fake_codex.probe_count() == 1
+
+
+def test_an_unusable_lock_file_probes_uncached_with_a_warning(
+    host_env: HostEnv, fake_codex: FakeCodex
+) -> None:
+    """A lock file that cannot be opened (here a directory in its place) is not a vanished
+    binary: the candidate is probed without the cache and published, with a warning."""
+    lock_file = Path(VerdictCache().lock_file(str(fake_codex.path)))
+    lock_file.mkdir(mode=0o700, parents=True)
+    for expected_probes in (1, 2):
+        done = _resolve(fake_codex, host_env)
+        assert done.returncode == 0, done.stdout
+        decision = json.loads(done.stdout)
+        assert decision["from_cache"] is False
+        (warning,) = decision["warnings"]
+        assert str(lock_file) in warning and "not cached" in warning
+        assert fake_codex.probe_count() == expected_probes
+
+
+def _fds_on(path: Path) -> list[str]:
+    found = []
+    for fd in os.listdir("/proc/self/fd"):
+        with contextlib.suppress(OSError):
+            if os.readlink(f"/proc/self/fd/{fd}") == str(path):
+                found.append(fd)
+    return found
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="needs /proc/self/fd")
+def test_a_timed_out_waiter_leaves_no_fd_and_no_lock(
+    host_env: HostEnv, fake_codex: FakeCodex
+) -> None:
+    """In process: the wait times out (lock_timeout); once the holder dies, the watcher
+    that woke for it has closed its descriptor and holds nothing: another process takes
+    the lock at once and the next resolve probes."""
+    lock_file = Path(VerdictCache().lock_file(str(fake_codex.path)))
+    holder = _hold(lock_file, host_env.env)
+    try:
+        config = ResolverConfig(lock_timeout=0.3)
+        decision = resolve_launcher(str(fake_codex.path), config=config)
+        assert isinstance(decision, Withheld) and decision.reason is Reason.LOCK_TIMEOUT
+        watch = entry_lock._WATCHES[str(lock_file)]
+        assert not watch.released.is_set()  # still waiting for the holder
+    finally:
+        holder.kill()
+        holder.wait()
+    assert watch.released.wait(timeout=30)
+    assert _fds_on(lock_file) == []
+    taker = _hold(lock_file, host_env.env)  # would block if a lock were left held
+    taker.kill()
+    taker.wait()
+    decision = resolve_launcher(str(fake_codex.path))
+    assert isinstance(decision, Published) and decision.from_cache is False
+    assert fake_codex.probe_count() == 1
