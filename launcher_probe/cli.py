@@ -38,6 +38,8 @@ COMMANDS: dict[str, str] = {
     "discover": "list every place the Codex CLI could be, with the path-rule verdict of each",
     "exec": "run a command under the launcher named in a tools/call _meta; exit with its status",
     "meta": "build a server's tools/call or resources/read _meta: publish or omit the launcher",
+    "proxy": "run a stdio MCP server behind a relay that adds the sandbox state and launcher",
+    "wrap": "run a command inside the verified codex sandbox; with no launcher, run nothing",
     "probe": "verify now, without the cache, that PATH is a full Codex CLI with a working sandbox",
     "resolve": "publish the verified launcher (cached per host) or withhold it with a reason",
     "cache": "show or clear this host's cached verdicts",

@@ -1,0 +1,103 @@
+"""The options ``proxy`` and ``wrap`` share: where the launcher comes from, and the
+operator's sandbox policy (``launcher_probe.proxy.policy``) or a state given verbatim."""
+
+from __future__ import annotations
+
+import argparse
+import os
+
+from launcher_probe.commands.common import add_via, argument_text
+from launcher_probe.errors import UsageError
+from launcher_probe.state import SandboxState
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from launcher_probe.host.decision import Decision
+
+
+def add_launcher_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--codex",
+        metavar="PATH",
+        help="the operator's path to the Codex CLI (only candidate); hosts start servers "
+        "with a reduced environment, so name it here or in the host's env field",
+    )
+    add_via(parser)
+
+
+def add_policy_arguments(parser: argparse.ArgumentParser) -> None:
+    from launcher_probe.proxy.policy import MODES, READ_ONLY
+
+    parser.add_argument(
+        "--sandbox",
+        choices=MODES,
+        default=READ_ONLY,
+        help="the policy when the host sends no state: read-only (default) or workspace-write "
+        "(the workspace, /tmp and $TMPDIR writable; .git, .agents, .codex, .aws under it not)",
+    )
+    parser.add_argument(
+        "--cwd",
+        metavar="DIR",
+        help="the workspace and sandboxCwd (default: the current directory)",
+    )
+    parser.add_argument(
+        "--writable-root",
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="another writable directory (repeatable; workspace-write only)",
+    )
+    parser.add_argument(
+        "--network", action="store_true", help="allow network access (default: restricted)"
+    )
+    parser.add_argument(
+        "--state",
+        metavar="JSON|@FILE",
+        help="a sandbox state to use verbatim instead of the policy options",
+    )
+    parser.add_argument(
+        "--print-state", action="store_true", help="print the state the options give, and exit"
+    )
+
+
+def policy_state(args: argparse.Namespace) -> SandboxState:
+    """The state the options give: ``--state`` verbatim, else the policy's."""
+    from launcher_probe.proxy.policy import READ_ONLY, Policy, absolute_directory
+
+    if args.state is not None:
+        policy_given = args.sandbox != READ_ONLY or args.cwd or args.writable_root or args.network
+        if policy_given:
+            raise UsageError("--state takes the whole state: give no other policy option")
+        return SandboxState.from_text(argument_text("--state", args.state))
+    cwd = absolute_directory("--cwd", args.cwd or os.getcwd())
+    if not os.path.isdir(cwd):
+        raise UsageError(f"--cwd is not a directory: {cwd!r}")
+    roots = tuple(absolute_directory("--writable-root", root) for root in args.writable_root)
+    return Policy(args.sandbox, cwd, roots, args.network).state()
+
+
+def command_after_dashes(words: list[str], name: str) -> list[str]:
+    """The command after ``--``; UsageError when there is none."""
+    if words[:1] != ["--"] or len(words) < 2:
+        raise UsageError(f"{name} needs -- followed by the command to run")
+    return words[1:]
+
+
+def resolved(args: argparse.Namespace) -> Decision:
+    """The Decision ``resolve`` would make with these options (helper or in process)."""
+    from launcher_probe.client import resolve_via
+
+    decision, _ = resolve_via(args.via, args.codex)
+    return decision
+
+
+def withheld_lines(decision: Decision) -> list[str]:
+    """Why the launcher is withheld and the fix ``doctor`` prints (empty when published)."""
+    from launcher_probe.host.decision import Withheld
+
+    if not isinstance(decision, Withheld):
+        return []
+    from launcher_probe.host.doctor.fixes import fix_for
+
+    lines = [f"launcher withheld ({decision.reason}): {decision.detail}"]
+    return lines + [f"fix: {line}" for line in fix_for(str(decision.reason), decision.detail)]
