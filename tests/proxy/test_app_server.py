@@ -33,6 +33,7 @@ def initialize_result(records: Path) -> dict[str, object]:
     (record,) = records.glob("*.out")
     answers = [json.loads(line) for line in record.read_bytes().splitlines()]
     (result,) = [a["result"] for a in answers if "capabilities" in a.get("result", {})]
+    assert isinstance(result, dict)
     return result
 
 
