@@ -77,10 +77,12 @@ def policy_state(args: argparse.Namespace) -> SandboxState:
 
 
 def command_after_dashes(words: list[str], name: str) -> list[str]:
-    """The command after ``--``; UsageError when there is none."""
-    if words[:1] != ["--"] or len(words) < 2:
-        raise UsageError(f"{name} needs -- followed by the command to run")
-    return words[1:]
+    """The command, after ``--`` (which may be missing: some hosts drop it, the MCP
+    Inspector's CLI among them); UsageError when there is none."""
+    command = words[1:] if words[:1] == ["--"] else words
+    if not command:
+        raise UsageError(f"{name} needs the command to run, after --")
+    return command
 
 
 def resolved(args: argparse.Namespace) -> Decision:

@@ -31,7 +31,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="when it cannot start the server, print the JSON error report on stdout too",
     )
     parser.add_argument(
-        "argv", nargs=argparse.REMAINDER, metavar="-- CMD ...", help="the server, after --"
+        "argv",
+        nargs=argparse.REMAINDER,
+        metavar="-- CMD ...",
+        help="the server, after -- (or the first word that is no option)",
     )
 
 

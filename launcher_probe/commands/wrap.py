@@ -38,7 +38,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="when it cannot run CMD, print the JSON error report on stdout too",
     )
     parser.add_argument(
-        "argv", nargs=argparse.REMAINDER, metavar="-- CMD ...", help="the command, after --"
+        "argv",
+        nargs=argparse.REMAINDER,
+        metavar="-- CMD ...",
+        help="the command, after -- (or the first word that is no option)",
     )
 
 

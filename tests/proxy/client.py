@@ -18,26 +18,18 @@ SCRIPTED = Path(__file__).with_name("scripted_server.py")
 WAIT = 30.0
 
 
-class ProxyClient:
-    """``proxy OPTIONS -- python scripted_server.py SERVER_ARGS``, stderr to ``errlog``."""
+def proxy_argv(options: list[str], server_args: list[str]) -> list[str]:
+    """``proxy OPTIONS -- python scripted_server.py SERVER_ARGS``."""
+    return [*PROXY, *options, "--", sys.executable, str(SCRIPTED), *server_args]
 
-    def __init__(
-        self,
-        options: list[str],
-        server_args: list[str],
-        *,
-        env: dict[str, str],
-        errlog: Path,
-        server: list[str] | None = None,
-    ) -> None:
-        command = server or [sys.executable, str(SCRIPTED), *server_args]
+
+class ProxyClient:
+    """The proxy started as ``argv`` (see ``proxy_argv``), its stderr to ``errlog``."""
+
+    def __init__(self, argv: list[str], *, env: dict[str, str], errlog: Path) -> None:
         with errlog.open("wb") as stderr:
             self.process = subprocess.Popen(
-                [*PROXY, *options, "--", *command],
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=stderr,
-                env=env,
+                argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr, env=env
             )
         assert self.process.stdin is not None and self.process.stdout is not None
         self.stdin, self.stdout = self.process.stdin, self.process.stdout
@@ -84,7 +76,11 @@ class ProxyClient:
                 return message
 
     def initialize(self) -> dict[str, Any]:
-        params = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t"}}
+        params = {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "t", "version": "0"},
+        }
         result = self.answer(self.request("initialize", params))
         self.send({"method": "notifications/initialized"})
         return result

@@ -19,7 +19,7 @@ import pytest
 from launcher_probe.contract import SANDBOX_LAUNCHER_KEY, SANDBOX_STATE_KEY, SANDBOX_STATE_META_KEY
 from tests.fakes import FakeCodex, install_fake_codex
 from tests.processes import dies_soon
-from tests.proxy.client import ProxyClient
+from tests.proxy.client import ProxyClient, proxy_argv
 from tests.proxy.conftest import PROXY
 
 STATE = {"permissionProfile": {"type": "disabled"}, "sandboxCwd": "file:///srv/host"}
@@ -39,9 +39,8 @@ def start(
 
     def starter(*server_args: str, options: tuple[str, ...] = ()) -> ProxyClient:
         base = ["--codex", str(fake_codex.path), "--cwd", str(workspace), *options]
-        client = ProxyClient(
-            base, ["--record", str(record), *server_args], env=env, errlog=tmp_path / "proxy.err"
-        )
+        argv = proxy_argv(base, ["--record", str(record), *server_args])
+        client = ProxyClient(argv, env=env, errlog=tmp_path / "proxy.err")
         started.append(client)
         return client
 
@@ -285,5 +284,21 @@ def test_a_missing_command_is_refused_with_a_json_report(
 
 def test_no_command_is_a_usage_error(env: dict[str, str]) -> None:
     done = subprocess.run([*PROXY], env=env, capture_output=True, text=True)
-    assert done.returncode == 2 and "proxy needs -- followed by the command" in done.stderr
+    assert done.returncode == 2 and "proxy needs the command to run, after --" in done.stderr
     assert os.path.basename(sys.executable)
+
+
+def test_the_command_may_come_without_dashes(
+    env: dict[str, str], tmp_path: Path, fake_codex: FakeCodex
+) -> None:
+    """Some hosts (the MCP Inspector's CLI) drop the ``--`` before the server's command."""
+    argv = proxy_argv(["--codex", str(fake_codex.path)], ["--capable"])
+    argv.remove("--")
+    client = ProxyClient(argv, env=env, errlog=tmp_path / "proxy.err")
+    try:
+        assert (
+            "codex/sandbox-state" in client.initialize()["result"]["capabilities"]["experimental"]
+        )
+        assert client.finish() == 0
+    finally:
+        client.close()
