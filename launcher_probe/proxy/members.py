@@ -10,6 +10,7 @@ from json.decoder import scanstring  # type: ignore[attr-defined]
 from typing import Any
 
 _WHITESPACE = re.compile(r"[ \t\n\r]*")
+_SPACES = frozenset(" \t\n\r")
 _DECODER = json.JSONDecoder()
 
 
@@ -55,6 +56,8 @@ class Walked:
 
 
 def _skip(text: str, position: int) -> int:
+    if text[position : position + 1] not in _SPACES:  # the usual case: compact JSON
+        return position
     match = _WHITESPACE.match(text, position)
     assert match is not None  # the pattern matches the empty string
     return match.end()
