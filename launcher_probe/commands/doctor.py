@@ -174,6 +174,14 @@ def _servers(part: dict[str, Any]) -> None:
         check = server["check"]
         if not server["enabled"]:
             _line(4, "disabled (enabled = false)")
+        if server["through"] is not None:
+            from launcher_probe.proxy.configured import summary
+
+            _line(4, summary(server["through"]))
+            launcher = server["through"]["launcher"]
+            if launcher is not None:
+                shown = (launcher["launcher"] or {}).get("codexExecutable") or launcher["reason"]
+                _line(4, f"its launcher: {launcher['decision']} ({shown})")
         if check is not None and check["ok"]:
             names = ", ".join(check["capabilities"]) or "(none)"
             _line(4, f"experimental capabilities: {names} (initialize in {check['duration']} s)")
