@@ -68,7 +68,10 @@ def policy_state(args: argparse.Namespace) -> SandboxState:
         policy_given = args.sandbox != READ_ONLY or args.cwd or args.writable_root or args.network
         if policy_given:
             raise UsageError("--state takes the whole state: give no other policy option")
-        return SandboxState.from_text(argument_text("--state", args.state))
+        text = argument_text("--state", args.state)
+        # One JSON-RPC message is one line: a line break in JSON text can only be
+        # whitespace between tokens, so a space in its place changes nothing else.
+        return SandboxState.from_text(text.replace("\r", " ").replace("\n", " ").strip())
     cwd = absolute_directory("--cwd", args.cwd or os.getcwd())
     if not os.path.isdir(cwd):
         raise UsageError(f"--cwd is not a directory: {cwd!r}")

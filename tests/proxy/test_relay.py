@@ -38,7 +38,8 @@ def start(
     started: list[ProxyClient] = []
 
     def starter(*server_args: str, options: tuple[str, ...] = ()) -> ProxyClient:
-        base = ["--codex", str(fake_codex.path), "--cwd", str(workspace), *options]
+        policy = [] if "--state" in options else ["--cwd", str(workspace)]
+        base = ["--codex", str(fake_codex.path), *policy, *options]
         argv = proxy_argv(base, ["--record", str(record), *server_args])
         client = ProxyClient(argv, env=env, errlog=tmp_path / "proxy.err")
         started.append(client)
@@ -302,3 +303,17 @@ def test_the_command_may_come_without_dashes(
         assert client.finish() == 0
     finally:
         client.close()
+
+
+def test_a_state_file_is_used_verbatim_on_one_line(
+    start: Any, record: Path, tmp_path: Path
+) -> None:
+    state_file = tmp_path / "state.json"
+    state_file.write_text(json.dumps(STATE, indent=2) + "\n")
+    client = start("--capable", options=("--state", f"@{state_file}"))
+    client.initialize()
+    meta = client.answer(client.call("meta"))["result"]["structuredContent"]["meta"]
+    assert meta[SANDBOX_STATE_KEY] == STATE
+    (sent,) = received(record, "tools/call")
+    spaced = json.dumps(STATE, indent=2).replace("\n", " ")
+    assert f'"{SANDBOX_STATE_KEY}":{spaced}'.encode() in sent
