@@ -98,10 +98,13 @@ class Child:
         return self.process.wait()
 
     def clean_up_tree(self) -> None:
-        """Kill what the server left: its process group, and every process re-parented to
-        this one (with what it started); reap them."""
+        """Kill the server if it still runs, and what it left: its process group, and every
+        process re-parented to this one (with what it started); reap them."""
         import psutil
 
+        if self.process.poll() is None:  # unwinding: the server itself still runs
+            kill_tree(self.process.pid)
+            self.process.wait()
         kill_group(self.process.pid)
         with contextlib.suppress(psutil.Error):
             for orphan in psutil.Process().children():

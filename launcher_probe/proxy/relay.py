@@ -49,27 +49,28 @@ def run_proxy(
     argv: Sequence[str], rewriter: Rewriter, server: ServerCapabilities, grace: float
 ) -> int:
     """Run ``argv`` behind the relay until it exits; its exit status (128+N for signal N).
-    Nothing it started is left running when this returns."""
+    Nothing it started is left running when this returns, or raises."""
     become_subreaper()
     child = Child(argv)
-    with _forwarding(child):
 
-        def from_host() -> None:
-            pump(_STDIN, child.stdin, rewriter.from_host, on_sink_error=lambda: None)
-            child.close_stdin()
+    def from_host() -> None:
+        pump(_STDIN, child.stdin, rewriter.from_host, on_sink_error=lambda: None)
+        child.close_stdin()
 
-        def from_server() -> None:
-            pump(child.stdout, _STDOUT, server.observe, on_sink_error=lambda: None)
-            _close_stdout()
+    def from_server() -> None:
+        pump(child.stdout, _STDOUT, server.observe, on_sink_error=lambda: None)
+        _close_stdout()
 
-        threading.Thread(target=from_host, name="host-to-server", daemon=True).start()
-        outbound = threading.Thread(target=from_server, name="server-to-host", daemon=True)
-        outbound.start()
-        try:
+    outbound = threading.Thread(target=from_server, name="server-to-host", daemon=True)
+    try:
+        with _forwarding(child):
+            threading.Thread(target=from_host, name="host-to-server", daemon=True).start()
+            outbound.start()
             returncode = child.wait_for_exit(grace)
-        finally:
-            child.clean_up_tree()
+    finally:  # also when a signal unwinds before the forwarding is in place
+        child.clean_up_tree()
+        if outbound.is_alive():
             outbound.join(_DRAIN_TIMEOUT)
-            if not outbound.is_alive():  # else the host stopped reading: leave its fds be
-                child.close()
+        if not outbound.is_alive():  # else the host stopped reading: leave its fds be
+            child.close()
     return exit_status(returncode)

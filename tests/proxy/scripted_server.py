@@ -15,6 +15,7 @@ proxy's tests. It writes every line it reads to ``--record FILE`` as it read it.
 
 ``--daemon PIDFILE``: at start, a double-forked daemon that left the session and closed its
 stdio writes its pid to PIDFILE and sleeps. ``--ignore-eof``: at stdin's end, sleep on.
+It says ``scripted server: started`` on stderr.
 """
 
 from __future__ import annotations
@@ -84,6 +85,7 @@ def main() -> None:
     parser.add_argument("--daemon")
     parser.add_argument("--ignore-eof", action="store_true")
     args = parser.parse_args()
+    print("scripted server: started", file=sys.stderr, flush=True)
     if args.daemon:
         start_daemon(args.daemon)
     record = open(args.record, "ab", buffering=0) if args.record else None  # noqa: SIM115

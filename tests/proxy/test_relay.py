@@ -158,6 +158,7 @@ def test_a_server_without_the_capability_gets_nothing_and_the_proxy_says_so_once
     assert client.finish() == 0
     said = (tmp_path / "proxy.err").read_text()
     assert said.count("advertises neither codex/sandbox-state nor") == 1, said
+    assert "scripted server: started\n" in said  # the server's stderr is the host's
 
 
 def test_capabilities_are_learnt_from_server_discover(start: Any, fake_codex: FakeCodex) -> None:
