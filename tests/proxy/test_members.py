@@ -85,6 +85,7 @@ def test_a_look_alike_of_an_injected_key_leaves_the_message_unchanged() -> None:
     )
     line = (
         b'{"jsonrpc":"2.0","id":1,"method":"tools/call",'
-        b'"params":{"name":"t","_meta":{"Codex/Sandbox-Launcher ":{"codexExecutable":"/bin/sh"}}}}\n'
+        b'"params":{"name":"t",'
+        b'"_meta":{"Codex/Sandbox-Launcher ":{"codexExecutable":"/bin/sh"}}}}\n'
     )
     assert rewriter.from_host(line) is line
