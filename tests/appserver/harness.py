@@ -138,9 +138,7 @@ env = {{ {RUN_MARK} = "{mark}" }}
 
 
 @contextmanager
-def app_server(
-    codex: Path, tmp: Path, server_argv: list[str] | None = None
-) -> Iterator[AppServer]:
+def app_server(codex: Path, tmp: Path, server_argv: list[str] | None = None) -> Iterator[AppServer]:
     """The mock and an initialized app-server; both ended and reaped on exit. The MCP
     server is ``server_argv`` (default: the recorded example server, ``recorded_example``)."""
     isolated, why_not = isolation()
