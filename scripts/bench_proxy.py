@@ -44,6 +44,19 @@ for line in sys.stdin.buffer:
                   b'"text":"' + text + b'"}]}}\n')
     out.flush()
 """
+#: The floor: the proxy's two threads and framing, relaying every message as it is (no
+#: launcher, no rewriting, no signals): ``python -c RELAY SERVER_ARGV...``.
+RELAY = r"""
+import subprocess, sys, threading
+from launcher_probe.proxy.framing import pump
+child = subprocess.Popen(sys.argv[1:], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+def inbound():
+    pump(0, child.stdin.fileno(), lambda line: line, on_sink_error=lambda: None)
+    child.stdin.close()
+threading.Thread(target=inbound, daemon=True).start()
+pump(child.stdout.fileno(), 1, lambda line: line, on_sink_error=lambda: None)
+child.wait()
+"""
 INITIALIZE = (
     b'{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18",'
     b'"capabilities":{},"clientInfo":{"name":"bench","version":"0"}}}\n'
@@ -97,16 +110,16 @@ class Served:
         self.process.stdout.close()
 
 
-def _round_trips(proxied: Served, direct: Served, runs: int) -> tuple[list[float], list[float]]:
-    through: list[float] = []
-    straight: list[float] = []
+def _round_trips(served: Sequence[Served], runs: int) -> list[list[float]]:
+    """Round-trip times of each, sampled in turn."""
+    times: list[list[float]] = [[] for _ in served]
     for _ in range(runs):
-        for served, times in ((proxied, through), (direct, straight)):
+        for each, column in zip(served, times, strict=True):
             for _ in range(TRIPS):
                 start = time.perf_counter()
-                served.exchange(CALL)
-                times.append(time.perf_counter() - start)
-    return through, straight
+                each.exchange(CALL)
+                column.append(time.perf_counter() - start)
+    return times
 
 
 def _flood_seconds(served: Served) -> float:
@@ -147,8 +160,9 @@ def rows_for(
     server = [python, "-c", SERVER]
     proxied = Served([*cli, "proxy", "--codex", codex, "--", *server], env)
     direct = Served(server, env)
+    relayed_only = Served([python, "-c", RELAY, *server], env)
     try:
-        through, straight = _round_trips(proxied, direct, runs)
+        through, straight, bare = _round_trips([proxied, direct, relayed_only], runs)
         relayed, unrelayed = _flood_seconds(proxied), _flood_seconds(direct)
         idle = proxied.peak_rss()
         big = b'{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"big",'
@@ -159,6 +173,7 @@ def rows_for(
     finally:
         proxied.close()
         direct.close()
+        relayed_only.close()
     p50 = percentile(through, 0.5) - percentile(straight, 0.5)
     p99 = percentile(through, 0.99) - percentile(straight, 0.99)
     medians = (percentile(times, 0.5) * 1e6 for times in (through, straight))
@@ -166,6 +181,14 @@ def rows_for(
     checked, p1 = _launcher_check_rows(codex, runs)
     return [
         Row("proxy: tools/call overhead p50", p50, "150 µs", 150e-6, 1.0, note=shown),
+        Row(
+            "  floor: bare relay overhead p50",
+            percentile(bare, 0.5) - percentile(straight, 0.5),
+            "150 µs",
+            150e-6,
+            None,
+            note="the proxy's threads and framing alone, no rewriting",
+        ),
         Row(
             "proxy: tools/call overhead p99",
             p99,
