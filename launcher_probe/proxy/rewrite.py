@@ -55,13 +55,11 @@ class Rewriter:
         launcher: BoundLauncher,
         policy_state: SandboxState,
         notes: Notes,
-        name: str = "",
     ) -> None:
         self.server = server
         self.launcher = launcher
         self.policy_state = policy_state
         self.notes = notes
-        self.name = name
 
     def from_host(self, line: bytes | bytearray) -> bytes | bytearray:
         if not any(marker in line for marker in _MARKERS):
@@ -111,7 +109,8 @@ class Rewriter:
         return f'{text[:at]}"_meta":{meta_text}{comma}{text[at:]}'
 
     def _built(self, build: Any, state: object, **options: Any) -> MetaResult:
-        described = ServerDescription(self.name, Transport.STDIO, self.server.experimental)
+        # The name the host gives the server is not known here (it matters for codex_apps only).
+        described = ServerDescription("", Transport.STDIO, self.server.experimental)
         result: MetaResult = build(
             described, sandbox_state=state, launcher=self.launcher.decision, **options
         )
