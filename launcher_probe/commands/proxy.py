@@ -17,6 +17,7 @@ from launcher_probe.commands.policy_options import (
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.description = f"{parser.description}. See docs/hosts.md for the per-host configuration."
     add_launcher_arguments(parser)
     add_policy_arguments(parser)
     add_seconds(

@@ -19,6 +19,7 @@ from launcher_probe.errors import InputRejected, NothingUsable, UsageError
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.description = f"{parser.description}. See docs/hosts.md for what composes with it."
     add_launcher_arguments(parser)
     add_policy_arguments(parser)
     parser.add_argument(
