@@ -13,14 +13,13 @@ import sys
 from contextlib import contextmanager
 
 from launcher_probe import __version__
-from launcher_probe.errors import ExitCode, LauncherProbeError, UsageError
+from launcher_probe.errors import ExitCode, LauncherProbeError
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
     import argparse
     from collections.abc import Callable, Iterator, Sequence
     from types import FrameType, ModuleType
-    from typing import NoReturn
 
 EXIT_CODES_HELP = """\
 exit codes:
@@ -38,6 +37,8 @@ COMMANDS: dict[str, str] = {
     "discover": "list every place the Codex CLI could be, with the path-rule verdict of each",
     "exec": "run a command under the launcher named in a tools/call _meta; exit with its status",
     "meta": "build a server's tools/call or resources/read _meta: publish or omit the launcher",
+    "proxy": "run a stdio MCP server behind a relay that adds the sandbox state and launcher",
+    "wrap": "run a command inside the verified codex sandbox; with no launcher, run nothing",
     "probe": "verify now, without the cache, that PATH is a full Codex CLI with a working sandbox",
     "resolve": "publish the verified launcher (cached per host) or withhold it with a reason",
     "cache": "show or clear this host's cached verdicts",
@@ -63,13 +64,10 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     """The parser; with ``argv``, only the command it names gets its arguments built."""
     import argparse
 
-    class _Parser(argparse.ArgumentParser):
-        """argparse that raises UsageError instead of exiting, so main() owns exit codes."""
+    from launcher_probe.arguments import raising_parser_class
 
-        def error(self, message: str) -> NoReturn:
-            raise UsageError(f"{message} (see {self.prog} --help)")
-
-    parser = _Parser(
+    parser_class = raising_parser_class()
+    parser = parser_class(
         prog="launcher-probe",
         description=(
             "Find the Codex CLI, verify it with a cached probe, and publish the "
@@ -82,7 +80,7 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"launcher-probe {__version__}")
     debug_help = "show a traceback on errors (the exit code stays the same)"
     parser.add_argument("--debug", action="store_true", help=debug_help)
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=parser_class)
     sub.required = True
     chosen = None if argv is None else _chosen(argv)
     for name, help_text in COMMANDS.items():
@@ -159,7 +157,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     ends the command cleanly (nothing it started left running, no private directory left)
     with exit 128+N.
     """
-    from launcher_probe.commands.common import say, stdout_writes
+    from launcher_probe.commands.common import stdout_writes
+    from launcher_probe.messages import say
 
     words = sys.argv[1:] if argv is None else list(argv)
     options = words[: words.index("--")] if "--" in words else words

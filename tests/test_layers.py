@@ -25,6 +25,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "launcher_probe.errors",
         "launcher_probe.extras",
         "launcher_probe.json_output",
+        "launcher_probe.messages",
         "launcher_probe.json_input",
         "launcher_probe.state",
         "launcher_probe.contract",
@@ -43,10 +44,16 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("launcher_probe.host.resolver",),
     ("launcher_probe.host.meta_input", "launcher_probe.host.inject"),
     ("launcher_probe.host.mcp_session",),
+    # The arguments more than one command takes (the CLI's and the proxy's options).
+    ("launcher_probe.arguments",),
     # The server side, the helper, its client; then the consumers.
     ("launcher_probe.server",),
     ("launcher_probe.service",),
     ("launcher_probe.client",),
+    # The fix of every reason, which the proxy prints too; then the proxy, whose
+    # configured servers the rest of doctor explains.
+    ("launcher_probe.doctor.__init__", "launcher_probe.doctor.fixes"),
+    ("launcher_probe.proxy",),
     ("launcher_probe.doctor",),
     ("launcher_probe.commands",),
     ("launcher_probe.cli", "launcher_probe.__main__", "launcher_probe.examples"),

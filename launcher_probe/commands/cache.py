@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import argparse
 
-from launcher_probe.commands.common import escaped, print_json
+from launcher_probe.commands.common import print_json
 from launcher_probe.errors import ExitCode
 from launcher_probe.host.cache.policy import VerdictCache
 from launcher_probe.json_output import printable
+from launcher_probe.messages import escaped
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -1,36 +1,17 @@
-"""What every command shares: escaped one-line messages, warnings, UTF-8 JSON output,
-JSON|@FILE and seconds arguments."""
+"""What every command shares: UTF-8 output on stdout, JSON reports, JSON|@FILE arguments
+parsed strictly."""
 
 from __future__ import annotations
 
 import sys
 
-from launcher_probe.errors import InputRejected, UsageError
+from launcher_probe.arguments import argument_text
+from launcher_probe.errors import UsageError
 from launcher_probe.json_output import dumps_utf8, error_report, utf8_text, versioned
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
-    import argparse
-    from collections.abc import Iterable
     from typing import Any
-
-
-def escaped(text: str) -> str:
-    """``text`` as one printable line of UTF-8: undecodable path bytes as ``\\xNN`` (the one
-    convention, as in JSON output), control characters escaped (``\\n``), so that a path
-    cannot start a line of its own in a report."""
-    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in utf8_text(text))
-
-
-def say(message: str) -> None:
-    """One line on stderr; control characters are shown escaped."""
-    print(f"launcher-probe: {escaped(message)}", file=sys.stderr)
-
-
-def say_warnings(warnings: Iterable[str]) -> None:
-    """Each of the resolver's warnings as a ``launcher-probe: warning: ...`` line on stderr."""
-    for warning in warnings:
-        say(f"warning: {warning}")
 
 
 class _Written:
@@ -70,40 +51,6 @@ def print_error_json(reason: str, detail: str) -> None:
     write_stdout(dumps_utf8(error_report(reason, detail), indent=2))
 
 
-def argument_text(option: str, value: str) -> str:
-    """The text of a JSON|@FILE argument: UTF-8, read from FILE when it starts with '@'.
-
-    FILE must be a regular file (a FIFO, device or directory is refused without being
-    opened or waited on) of at most ``META_LIMITS.max_bytes``; it is never read past that.
-    An inline value that is not UTF-8 is a UsageError; a FILE that cannot be used is
-    InputRejected.
-    """
-    from launcher_probe.host.paths.rules import open_regular_file
-    from launcher_probe.json_input import META_LIMITS
-
-    if not value.startswith("@"):
-        try:
-            value.encode("utf-8")
-        except UnicodeEncodeError as error:
-            raise UsageError(f"{option} is not valid UTF-8") from error
-        return value
-    path, limit = value[1:], META_LIMITS.max_bytes
-    problem = f"cannot read {option} file '{utf8_text(path)}'"
-    try:
-        with open_regular_file(path) as stream:
-            raw = stream.read(limit + 1)
-    except OSError as error:
-        raise InputRejected(f"{problem}: {error.strerror or error}") from error
-    except ValueError as error:  # a NUL byte or a lone surrogate: no file has that name
-        raise InputRejected(f"{problem}: no such file name: {error}") from error
-    if len(raw) > limit:
-        raise InputRejected(f"{problem}: larger than {limit} bytes")
-    try:
-        return raw.decode("utf-8")
-    except UnicodeDecodeError as error:
-        raise InputRejected(f"{problem}: not UTF-8 (byte {error.start})") from error
-
-
 def argument_json(option: str, value: str | None, *, must_be_object: bool) -> Any:
     """Parse a JSON|@FILE argument strictly (``loads_strict``, ``META_LIMITS``): malformed
     JSON is a UsageError; JSON over a limit is refused (``JSONLimitExceeded``)."""
@@ -120,32 +67,3 @@ def argument_json(option: str, value: str | None, *, must_be_object: bool) -> An
     if must_be_object and not isinstance(parsed, dict):
         raise UsageError(f"{option} must be a JSON object")
     return parsed
-
-
-def positive_seconds(text: str) -> float:
-    """argparse type: a finite number of seconds above zero."""
-    import argparse
-
-    try:
-        value = float(text)
-    except ValueError:
-        value = 0.0
-    if not 0 < value < float("inf"):
-        raise argparse.ArgumentTypeError(f"not a positive number of seconds: {text!r}")
-    return value
-
-
-def add_seconds(parser: argparse.ArgumentParser, flag: str, help_text: str) -> None:
-    """Add ``flag`` taking a positive number of seconds (None when not given)."""
-    parser.add_argument(flag, type=positive_seconds, default=None, metavar="S", help=help_text)
-
-
-def add_via(parser: argparse.ArgumentParser) -> None:
-    """Add ``--via auto|helper|local``: who makes the decision (see launcher_probe.client)."""
-    parser.add_argument(
-        "--via",
-        choices=("auto", "helper", "local"),
-        default="auto",
-        help="auto: the running helper (launcher-probe serve) if its socket answers, else in "
-        "this process; helper: only the helper; local: only this process (default auto)",
-    )

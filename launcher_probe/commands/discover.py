@@ -5,9 +5,10 @@ from __future__ import annotations
 import argparse
 import json
 
-from launcher_probe.commands.common import escaped, print_json
+from launcher_probe.commands.common import print_json
 from launcher_probe.errors import ExitCode, NothingUsable
 from launcher_probe.host.discovery.order import discover
+from launcher_probe.messages import escaped
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -8,11 +8,13 @@ import json
 import sys
 from typing import Any
 
-from launcher_probe.commands.common import add_seconds, escaped, print_json, say
+from launcher_probe.arguments import add_seconds
+from launcher_probe.commands.common import print_json
 from launcher_probe.contract import SANDBOX_LAUNCHER_KEY
 from launcher_probe.doctor.check import CHECK_TIMEOUT
 from launcher_probe.doctor.report import Options, diagnose, exit_code
 from launcher_probe.host.probe_result import DEFAULT_TIMEOUT
+from launcher_probe.messages import escaped, say
 
 #: Characters of a withheld decision's detail shown (the JSON report has all of it).
 DETAIL_CHARS = 240
@@ -177,6 +179,14 @@ def _servers(part: dict[str, Any]) -> None:
         check = server["check"]
         if not server["enabled"]:
             _line(4, "disabled (enabled = false)")
+        if server["through"] is not None:
+            from launcher_probe.proxy.configured import summary
+
+            _line(4, summary(server["through"]))
+            launcher = server["through"]["launcher"]
+            if launcher is not None:
+                shown = (launcher["launcher"] or {}).get("codexExecutable") or launcher["reason"]
+                _line(4, f"its launcher: {launcher['decision']} ({shown})")
         if check is not None and check["ok"]:
             names = ", ".join(check["capabilities"]) or "(none)"
             _line(4, f"experimental capabilities: {names} (initialize in {check['duration']} s)")

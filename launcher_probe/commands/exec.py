@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 
-from launcher_probe.commands.common import argument_text
+from launcher_probe.arguments import argument_text
 from launcher_probe.errors import InputRejected, UsageError
 from launcher_probe.server.request import SandboxRequest
 from launcher_probe.state import InvalidJSON, loads_strict

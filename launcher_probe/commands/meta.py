@@ -5,14 +5,9 @@ from __future__ import annotations
 import argparse
 import re
 
+from launcher_probe.arguments import add_via, argument_text
 from launcher_probe.client import resolve_via
-from launcher_probe.commands.common import (
-    add_via,
-    argument_json,
-    argument_text,
-    say_warnings,
-    write_stdout,
-)
+from launcher_probe.commands.common import argument_json, write_stdout
 from launcher_probe.errors import ExitCode, InputRejected, UsageError
 from launcher_probe.host.decision import Decision
 from launcher_probe.host.inject import (
@@ -24,6 +19,7 @@ from launcher_probe.host.inject import (
     request_meta,
 )
 from launcher_probe.json_input import InvalidJSON, JSONLimitExceeded, loads_strict
+from launcher_probe.messages import say_warnings
 
 #: A JSON number literal (RFC 8259), the whole argument.
 _JSON_NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")

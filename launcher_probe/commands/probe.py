@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import argparse
 
-from launcher_probe.commands.common import add_seconds, escaped, print_json
+from launcher_probe.arguments import add_seconds
+from launcher_probe.commands.common import print_json
 from launcher_probe.contract import Source
 from launcher_probe.errors import ExitCode
 from launcher_probe.host.discovery.candidate import make_candidate
 from launcher_probe.host.paths.rules import PathRejected
 from launcher_probe.host.probe.steps import probe_launcher
 from launcher_probe.host.probe_result import DEFAULT_TIMEOUT, ProbeLevel
+from launcher_probe.messages import escaped
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import functools
 
+from launcher_probe.arguments import add_seconds, add_via
 from launcher_probe.client import VIA, resolve_via
-from launcher_probe.commands.common import add_seconds, add_via, print_json, say_warnings
+from launcher_probe.commands.common import print_json
 from launcher_probe.errors import ExitCode, NothingUsable
 from launcher_probe.host.cache.policy import DEFAULT_LOCK_TIMEOUT
 from launcher_probe.host.decision import Published
 from launcher_probe.host.probe_result import DEFAULT_TIMEOUT
+from launcher_probe.messages import say_warnings
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:

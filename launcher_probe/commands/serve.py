@@ -6,7 +6,8 @@ import argparse
 import logging
 import sys
 
-from launcher_probe.commands.common import add_seconds, escaped
+from launcher_probe.arguments import add_seconds
+from launcher_probe.messages import escaped
 from launcher_probe.service.app import serve
 from launcher_probe.service.location import default_socket
 from launcher_probe.service.server import DEFAULT_IDLE_TIMEOUT, Limits

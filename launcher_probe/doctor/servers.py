@@ -17,7 +17,7 @@ from launcher_probe.contract import SANDBOX_STATE_CAPABILITY
 from launcher_probe.doctor.fixes import fix_for
 from launcher_probe.doctor.launcher import EXAMPLE_STATE
 from launcher_probe.errors import ConfigError
-from launcher_probe.host.decision import Decision
+from launcher_probe.host.decision import Decision, Published
 from launcher_probe.host.paths.rules import open_regular_file
 from launcher_probe.json_output import printable
 
@@ -127,6 +127,10 @@ def server_part(
         "check": check,
         "assumed": check is None,
     }
+    through, own = _through(server, decision)
+    if through is not None and through["command"] == "proxy" and isinstance(own, Published):
+        decision = own  # the proxy adds its launcher to a call whose host sent none
+    part["through"] = through
     if check is not None and not check["ok"]:
         launcher, reason, detail = "unknown", check["problem"], check["detail"]
     else:
@@ -139,3 +143,23 @@ def server_part(
         detail = result.detail
     fix = [] if reason is None else fix_for(reason, detail)
     return {**part, "launcher": launcher, "reason": reason, "detail": detail, "fix": fix}
+
+
+def _through(server: ServerConfig, decision: Decision) -> tuple[dict[str, Any] | None, Decision]:
+    """``launcher-probe proxy`` or ``wrap`` as the server's command, explained, and the
+    launcher decision it would start under (its own ``--codex``, else doctor's)."""
+    from launcher_probe.proxy.configured import explained, launcher_probe_words
+
+    words = launcher_probe_words(server.command, server.args)
+    if words is None:
+        return None, decision
+    part = explained(words)
+    if part["problem"] is not None:
+        return {**part, "launcher": None}, decision
+    if part["codex"] is not None:
+        from launcher_probe.host.resolver import resolve_launcher
+
+        decision = resolve_launcher(part["codex"])
+    shown = decision.to_json()
+    launcher = {key: shown.get(key) for key in ("decision", "launcher", "reason", "detail")}
+    return {**part, "launcher": launcher}, decision

@@ -109,8 +109,13 @@ class AppServer:
         )
 
 
-def _config(port: int, records: Path, mark: str) -> str:
-    server_args = [str(HERE / "recording_server.py"), str(records), EXAMPLE_MODULE]
+def recorded_example(records: Path) -> list[str]:
+    """The argv of the example server, its stdio recorded in ``records``."""
+    return [sys.executable, str(HERE / "recording_server.py"), str(records), EXAMPLE_MODULE]
+
+
+def _config(port: int, mark: str, server_argv: list[str]) -> str:
+    command, *server_args = server_argv
     return f"""\
 model = "mock-model"
 model_provider = "mock"
@@ -125,7 +130,7 @@ request_max_retries = 0
 stream_max_retries = 0
 
 [mcp_servers.{SERVER_NAME}]
-command = {json.dumps(sys.executable)}
+command = {json.dumps(command)}
 args = {json.dumps(server_args)}
 default_tools_approval_mode = "approve"
 env = {{ {RUN_MARK} = "{mark}" }}
@@ -133,8 +138,9 @@ env = {{ {RUN_MARK} = "{mark}" }}
 
 
 @contextmanager
-def app_server(codex: Path, tmp: Path) -> Iterator[AppServer]:
-    """The mock and an initialized app-server; both ended and reaped on exit."""
+def app_server(codex: Path, tmp: Path, server_argv: list[str] | None = None) -> Iterator[AppServer]:
+    """The mock and an initialized app-server; both ended and reaped on exit. The MCP
+    server is ``server_argv`` (default: the recorded example server, ``recorded_example``)."""
     isolated, why_not = isolation()
     if not isolated:
         warnings.warn(f"codex app-server runs WITHOUT network isolation: {why_not}", stacklevel=3)
@@ -162,7 +168,8 @@ def app_server(codex: Path, tmp: Path) -> Iterator[AppServer]:
         ready, _, _ = select.select([mock.stdout], [], [], STEP_TIMEOUT)
         assert ready, f"the Responses mock did not start within {STEP_TIMEOUT:g} s"
         port = json.loads(mock.stdout.readline())["port"]
-        (codex_home / "config.toml").write_text(_config(port, records, mark))
+        argv = recorded_example(records) if server_argv is None else server_argv
+        (codex_home / "config.toml").write_text(_config(port, mark, argv))
         join = ["nsenter", f"--net=/proc/{mock.pid}/ns/net", "--"] if isolated else []
         client = AppServerClient(
             [*join, str(codex), "app-server"], env=env, cwd=workspace, errlog=tmp / "app-server.err"

@@ -1,0 +1,60 @@
+"""``wrap``: run a command (an MCP server, or anything) inside the verified ``codex sandbox``;
+with no verified launcher, run nothing and exit 3 (docs/hosts.md)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+
+from launcher_probe.commands.common import write_stdout
+from launcher_probe.errors import InputRejected, NothingUsable, UsageError
+from launcher_probe.messages import say, say_warnings
+from launcher_probe.proxy.options import (
+    add_wrap_arguments,
+    command_after_dashes,
+    policy_state,
+    resolved,
+    withheld_lines,
+)
+
+add_arguments = add_wrap_arguments
+
+
+def run(args: argparse.Namespace) -> int:
+    profile = args.permission_profile
+    if profile is not None and (args.state or args.cwd or args.writable_root or args.network):
+        raise UsageError("--permission-profile takes the place of the policy options")
+    state = None if profile is not None else policy_state(args)
+    if args.print_state:
+        if state is None:
+            raise UsageError("--print-state shows the policy's state; a profile has none")
+        write_stdout(state.text)
+        return 0
+    command = command_after_dashes(args.argv, "wrap")
+    from launcher_probe.host.decision import Published
+    from launcher_probe.server.request import SandboxRequest
+
+    decision = resolved(args)
+    say_warnings(decision.warnings)
+    if not isinstance(decision, Published):
+        lines = withheld_lines(decision)
+        if not args.allow_unsandboxed:
+            for line in lines[1:]:
+                say(line)
+            raise NothingUsable(f"{lines[0]}; running nothing")
+        say(f"warning: running {command[0]!r} UNSANDBOXED (--allow-unsandboxed): {lines[0]}")
+        return _exec(command, search=True)
+    launcher = decision.descriptor
+    if state is None:
+        return _exec([launcher.codex_executable, "sandbox", "-P", profile, "--", *command])
+    return _exec(SandboxRequest(state, launcher).command(command))
+
+
+def _exec(argv: list[str], *, search: bool = False) -> int:
+    """Replace this process with ``argv`` (no shell in between)."""
+    try:
+        if search:  # the operator's opt-out: the command itself, found on PATH
+            os.execvp(argv[0], argv)  # noqa: S606
+        os.execv(argv[0], argv)  # noqa: S606
+    except OSError as error:
+        raise InputRejected(f"cannot execute {argv[0]!r}: {error.strerror}") from error

@@ -1,0 +1,81 @@
+"""A server command that runs ``launcher-probe proxy`` or ``wrap``: what ``doctor`` says of
+it (the policy, the inner command, the options the launcher is resolved with), read by the
+commands' own options (``proxy.options``)."""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from launcher_probe.errors import UsageError
+
+COMMANDS = ("proxy", "wrap")
+_PYTHON = re.compile(r"python[0-9.]*")
+
+
+def launcher_probe_words(command: str | None, args: Sequence[str]) -> list[str] | None:
+    """The words after ``launcher-probe`` when ``command args`` runs ``proxy`` or ``wrap``
+    (as the console script, or as ``python -m launcher_probe``); None otherwise."""
+    if command is None:
+        return None
+    name, words = os.path.basename(command), list(args)
+    if _PYTHON.fullmatch(name) and words[:2] == ["-m", "launcher_probe"]:
+        words = words[2:]
+    elif name != "launcher-probe":
+        return None
+    while words[:1] == ["--debug"]:
+        words = words[1:]
+    return words if words[:1] and words[0] in COMMANDS else None
+
+
+def explained(words: list[str]) -> dict[str, Any]:
+    """``{"command", "policy", "inner", "codex", "problem"}`` for ``launcher-probe WORDS``;
+    ``problem`` (the usage error) when the words do not parse."""
+    from launcher_probe.arguments import raising_parser_class
+    from launcher_probe.proxy.options import (
+        add_proxy_arguments,
+        add_wrap_arguments,
+        command_after_dashes,
+    )
+
+    part: dict[str, Any] = {"command": words[0], "policy": None, "inner": None, "codex": None}
+    parser = raising_parser_class()(prog=f"launcher-probe {words[0]}")
+    parser.add_argument("--debug", action="store_true")
+    (add_proxy_arguments if words[0] == "proxy" else add_wrap_arguments)(parser)
+    try:
+        args = parser.parse_args(words[1:])
+        inner = command_after_dashes(args.argv, words[0])
+    except UsageError as error:
+        return {**part, "problem": str(error)}
+    if getattr(args, "permission_profile", None) is not None:
+        policy: dict[str, Any] = {"permission_profile": args.permission_profile}
+    elif args.state is not None:
+        policy = {"state": args.state}
+    else:
+        policy = {
+            "sandbox": args.sandbox,
+            "cwd": args.cwd,
+            "writable_roots": list(args.writable_root),
+            "network": "enabled" if args.network else "restricted",
+        }
+    return {**part, "policy": policy, "inner": inner, "codex": args.codex, "problem": None}
+
+
+def summary(part: dict[str, Any]) -> str:
+    """One line for doctor's text report."""
+    if part["problem"] is not None:
+        return f"through launcher-probe {part['command']}, which would refuse: {part['problem']}"
+    policy = part["policy"]
+    if "permission_profile" in policy:
+        shown = f"Codex permissions profile {policy['permission_profile']}"
+    elif "state" in policy:
+        shown = f"the state {policy['state']}"
+    else:
+        roots = "".join(f", also writable {root}" for root in policy["writable_roots"])
+        cwd = policy["cwd"] or "the directory it starts in"
+        shown = f"{policy['sandbox']} in {cwd}{roots}, network {policy['network']}"
+    role = "when the host sends no state" if part["command"] == "proxy" else "around the server"
+    inner = " ".join(part["inner"])
+    return f"through launcher-probe {part['command']}: {shown} ({role}); runs {inner}"

@@ -1,0 +1,58 @@
+"""JSON-RPC over stdio: one message per line. Boundaries are found by newline alone; at most
+one partial message is held, and it is handed on without a copy once its line ends."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+
+#: Bytes asked of the kernel per read.
+READ_SIZE = 1 << 16
+
+#: Given one message (its newline included, or the unterminated rest at end of input):
+#: what to send on, the same object when nothing changes.
+Handler = Callable[[bytes | bytearray], bytes | bytearray]
+
+
+def write_all(fd: int, data: bytes | bytearray | memoryview) -> None:
+    """Write every byte of ``data`` (OSError as ``os.write`` raises it)."""
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+def pump(source: int, sink: int, handle: Handler, *, on_sink_error: Callable[[], None]) -> None:
+    """Copy ``source`` to ``sink`` message by message through ``handle`` until end of input.
+
+    The messages that end in one read are written with one ``write``. When ``sink`` fails
+    (the reader left), ``on_sink_error`` runs once and the rest is read and dropped, so that
+    the writer on ``source`` is never blocked by a reader that is gone.
+    """
+    partial = bytearray()
+    sink_ok = True
+    while chunk := os.read(source, READ_SIZE):
+        out: list[bytes | bytearray] = []
+        start, end = 0, chunk.find(b"\n")
+        if end >= 0 and partial:
+            partial += chunk[: end + 1]
+            out.append(handle(partial))
+            partial = bytearray()
+            start, end = end + 1, chunk.find(b"\n", end + 1)
+        while end >= 0:
+            out.append(handle(chunk[start : end + 1]))
+            start, end = end + 1, chunk.find(b"\n", end + 1)
+        if start < len(chunk):
+            partial += chunk[start:] if start else chunk
+        if out and sink_ok:
+            sink_ok = _send(sink, out[0] if len(out) == 1 else b"".join(out), on_sink_error)
+    if partial and sink_ok:
+        _send(sink, handle(partial), on_sink_error)
+
+
+def _send(sink: int, data: bytes | bytearray, on_sink_error: Callable[[], None]) -> bool:
+    try:
+        write_all(sink, data)
+    except OSError:
+        on_sink_error()
+        return False
+    return True

@@ -1,0 +1,162 @@
+"""The options of ``proxy`` and ``wrap`` (the commands, and ``doctor`` reading a server
+configured through them): where the launcher comes from, and the
+operator's sandbox policy (``launcher_probe.proxy.policy``) or a state given verbatim."""
+
+from __future__ import annotations
+
+import argparse
+import os
+
+from launcher_probe.arguments import add_seconds, add_via, argument_text
+from launcher_probe.errors import UsageError
+from launcher_probe.state import SandboxState
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from launcher_probe.host.decision import Decision
+
+
+def add_launcher_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--codex",
+        metavar="PATH",
+        help="the operator's path to the Codex CLI (only candidate); hosts start servers "
+        "with a reduced environment, so name it here or in the host's env field",
+    )
+    add_via(parser)
+
+
+def add_policy_arguments(parser: argparse.ArgumentParser) -> None:
+    from launcher_probe.proxy.policy import MODES, READ_ONLY
+
+    parser.add_argument(
+        "--sandbox",
+        choices=MODES,
+        default=READ_ONLY,
+        help="the policy when the host sends no state: read-only (default) or workspace-write "
+        "(the workspace, /tmp and $TMPDIR writable; .git, .agents, .codex, .aws under it not)",
+    )
+    parser.add_argument(
+        "--cwd",
+        metavar="DIR",
+        help="the workspace and sandboxCwd (default: the current directory)",
+    )
+    parser.add_argument(
+        "--writable-root",
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="another writable directory (repeatable; workspace-write only)",
+    )
+    parser.add_argument(
+        "--network", action="store_true", help="allow network access (default: restricted)"
+    )
+    parser.add_argument(
+        "--state",
+        metavar="JSON|@FILE",
+        help="a sandbox state to use verbatim instead of the policy options",
+    )
+    parser.add_argument(
+        "--print-state", action="store_true", help="print the state the options give, and exit"
+    )
+
+
+def add_proxy_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of ``launcher-probe proxy``."""
+    parser.description = f"{parser.description}. See docs/hosts.md for the per-host configuration."
+    add_launcher_arguments(parser)
+    add_policy_arguments(parser)
+    add_seconds(
+        parser,
+        "--grace",
+        "after the host's stdin ends or a signal is forwarded, how long the server has "
+        "to exit before its process tree is killed (default 5)",
+    )
+    parser.add_argument(
+        "--json",
+        action="store_true",
+        help="when it cannot start the server, print the JSON error report on stdout too",
+    )
+    parser.add_argument(
+        "argv",
+        nargs=argparse.REMAINDER,
+        metavar="-- CMD ...",
+        help="the server, after -- (or the first word that is no option)",
+    )
+
+
+def add_wrap_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of ``launcher-probe wrap``."""
+    parser.description = f"{parser.description}. See docs/hosts.md for what composes with it."
+    add_launcher_arguments(parser)
+    add_policy_arguments(parser)
+    parser.add_argument(
+        "--permission-profile",
+        "-P",
+        metavar="NAME",
+        help="a named Codex permissions profile (codex sandbox -P NAME) instead of the policy",
+    )
+    parser.add_argument(
+        "--allow-unsandboxed",
+        action="store_true",
+        help="operator opt-out: run CMD unsandboxed when no launcher is verified",
+    )
+    parser.add_argument(
+        "--json",
+        action="store_true",
+        help="when it cannot run CMD, print the JSON error report on stdout too",
+    )
+    parser.add_argument(
+        "argv",
+        nargs=argparse.REMAINDER,
+        metavar="-- CMD ...",
+        help="the command, after -- (or the first word that is no option)",
+    )
+
+
+def policy_state(args: argparse.Namespace) -> SandboxState:
+    """The state the options give: ``--state`` verbatim, else the policy's."""
+    from launcher_probe.proxy.policy import READ_ONLY, Policy, absolute_directory
+
+    if args.state is not None:
+        policy_given = args.sandbox != READ_ONLY or args.cwd or args.writable_root or args.network
+        if policy_given:
+            raise UsageError("--state takes the whole state: give no other policy option")
+        text = argument_text("--state", args.state)
+        # One JSON-RPC message is one line: a line break in JSON text can only be
+        # whitespace between tokens, so a space in its place changes nothing else.
+        return SandboxState.from_text(text.replace("\r", " ").replace("\n", " ").strip())
+    cwd = absolute_directory("--cwd", args.cwd or os.getcwd())
+    if not os.path.isdir(cwd):
+        raise UsageError(f"--cwd is not a directory: {cwd!r}")
+    roots = tuple(absolute_directory("--writable-root", root) for root in args.writable_root)
+    return Policy(args.sandbox, cwd, roots, args.network).state()
+
+
+def command_after_dashes(words: list[str], name: str) -> list[str]:
+    """The command, after ``--`` (which may be missing: some hosts drop it, the MCP
+    Inspector's CLI among them); UsageError when there is none."""
+    command = words[1:] if words[:1] == ["--"] else words
+    if not command:
+        raise UsageError(f"{name} needs the command to run, after --")
+    return command
+
+
+def resolved(args: argparse.Namespace) -> Decision:
+    """The Decision ``resolve`` would make with these options (helper or in process)."""
+    from launcher_probe.client import resolve_via
+
+    decision, _ = resolve_via(args.via, args.codex)
+    return decision
+
+
+def withheld_lines(decision: Decision) -> list[str]:
+    """Why the launcher is withheld and the fix ``doctor`` prints (empty when published)."""
+    from launcher_probe.host.decision import Withheld
+
+    if not isinstance(decision, Withheld):
+        return []
+    from launcher_probe.doctor.fixes import fix_for
+
+    lines = [f"launcher withheld ({decision.reason}): {decision.detail}"]
+    return lines + [f"fix: {line}" for line in fix_for(str(decision.reason), decision.detail)]

@@ -1,0 +1,91 @@
+"""The operator's policy (``--sandbox``, ``--cwd``, ``--writable-root``, ``--network``) as the
+sandbox state Codex itself sends for a thread with the same setting."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from launcher_probe.errors import UsageError
+from launcher_probe.json_output import dumps_utf8
+from launcher_probe.state import SandboxState
+
+READ_ONLY = "read-only"
+WORKSPACE_WRITE = "workspace-write"
+MODES = (READ_ONLY, WORKSPACE_WRITE)
+#: Under each writable root, what a workspace-write thread of Codex keeps read-only.
+PROTECTED = (".git", ".agents", ".codex", ".aws")
+
+
+def _special(kind: str, access: str) -> dict[str, Any]:
+    return {"path": {"type": "special", "value": {"kind": kind}}, "access": access}
+
+
+def _path(path: str, access: str, **extra: str) -> dict[str, Any]:
+    return {"path": {"type": "path", "path": path}, "access": access, **extra}
+
+
+def absolute_directory(option: str, given: str) -> str:
+    """``given`` made absolute (not resolved: the operator's spelling stays), valid UTF-8;
+    UsageError otherwise."""
+    path = os.path.abspath(given)
+    try:
+        path.encode("utf-8")
+    except UnicodeEncodeError:
+        raise UsageError(f"{option} must be a path in UTF-8") from None
+    return path
+
+
+@dataclass(frozen=True, slots=True)
+class Policy:
+    """What the command is allowed when the host sends no state of its own."""
+
+    sandbox: str = READ_ONLY
+    cwd: str = "/"
+    writable_roots: tuple[str, ...] = ()
+    network: bool = False
+
+    def __post_init__(self) -> None:
+        if self.sandbox not in MODES:
+            raise UsageError(f"--sandbox must be one of {', '.join(MODES)}")
+        if self.writable_roots and self.sandbox != WORKSPACE_WRITE:
+            raise UsageError("--writable-root needs --sandbox workspace-write")
+        for path in (self.cwd, *self.writable_roots):
+            if not os.path.isabs(path):
+                raise UsageError(f"not an absolute directory: {path!r}")
+
+    def entries(self) -> list[dict[str, Any]]:
+        """The file-system entries, in the order Codex lists them."""
+        entries = [_special("root", "read")]
+        if self.sandbox == READ_ONLY:
+            return entries
+        roots = list(dict.fromkeys((self.cwd, *self.writable_roots)))
+        entries += [_path(root, "write") for root in roots]
+        entries += [_special("slash_tmp", "write"), _special("tmpdir", "write")]
+        for root in roots:
+            for name in PROTECTED:
+                entries.append(
+                    _path(os.path.join(root, name), "read", missing_path_behavior="skip")
+                )
+        return entries
+
+    def value(self) -> dict[str, Any]:
+        """The state as Codex sends it, with no ``codexLinuxSandboxExe`` (a per-session path
+        of Codex's own that no forwarder should rely on)."""
+        return {
+            "permissionProfile": {
+                "type": "managed",
+                "file_system": {"type": "restricted", "entries": self.entries()},
+                "network": "enabled" if self.network else "restricted",
+            },
+            "codexLinuxSandboxExe": None,
+            "sandboxCwd": Path(self.cwd).as_uri(),
+            "useLegacyLandlock": False,
+            "useMxc": False,
+        }
+
+    def state(self) -> SandboxState:
+        """The state, as compact JSON text."""
+        return SandboxState.from_text(dumps_utf8(self.value(), separators=(",", ":")))

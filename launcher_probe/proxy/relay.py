@@ -1,0 +1,76 @@
+"""The proxy end to end: the host's stdin to the server through the rewriter, the server's
+stdout to the host's stdout, the server's stderr straight to the host's stderr.
+
+Two threads with blocking I/O, one per direction, each holding at most one message; the
+main thread waits for the server, forwards SIGTERM, SIGINT and SIGHUP to its group, and
+after stdin's end (or a signal) gives it a grace period before killing its tree.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+
+from launcher_probe.proxy.capabilities import ServerCapabilities
+from launcher_probe.proxy.child import Child, become_subreaper, exit_status
+from launcher_probe.proxy.framing import pump
+from launcher_probe.proxy.rewrite import Rewriter
+
+FORWARDED_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
+#: How long the server's output may still flow after everything of it was killed.
+_DRAIN_TIMEOUT = 5.0
+_STDIN, _STDOUT = 0, 1
+
+
+def _close_stdout() -> None:
+    """Close the host's stdout (it sees the end), keeping fd 1 taken (by /dev/null)."""
+    null = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(null, _STDOUT)
+    os.close(null)
+
+
+@contextmanager
+def _forwarding(child: Child) -> Iterator[None]:
+    """While inside, the terminating signals go to the server's group (main thread only)."""
+    previous = {
+        number: signal.signal(number, lambda n, _: child.forward(n)) for number in FORWARDED_SIGNALS
+    }
+    try:
+        yield
+    finally:
+        for number, handler in previous.items():
+            signal.signal(number, handler)
+
+
+def run_proxy(
+    argv: Sequence[str], rewriter: Rewriter, server: ServerCapabilities, grace: float
+) -> int:
+    """Run ``argv`` behind the relay until it exits; its exit status (128+N for signal N).
+    Nothing it started is left running when this returns, or raises."""
+    become_subreaper()
+    child = Child(argv)
+
+    def from_host() -> None:
+        pump(_STDIN, child.stdin, rewriter.from_host, on_sink_error=lambda: None)
+        child.close_stdin()
+
+    def from_server() -> None:
+        pump(child.stdout, _STDOUT, server.observe, on_sink_error=lambda: None)
+        _close_stdout()
+
+    outbound = threading.Thread(target=from_server, name="server-to-host", daemon=True)
+    try:
+        with _forwarding(child):
+            threading.Thread(target=from_host, name="host-to-server", daemon=True).start()
+            outbound.start()
+            returncode = child.wait_for_exit(grace)
+    finally:  # also when a signal unwinds before the forwarding is in place
+        child.clean_up_tree()
+        if outbound.is_alive():
+            outbound.join(_DRAIN_TIMEOUT)
+        if not outbound.is_alive():  # else the host stopped reading: leave its fds be
+            child.close()
+    return exit_status(returncode)

@@ -1,0 +1,247 @@
+"""The proxy's rows: a ``tools/call`` round trip through ``launcher-probe proxy`` against the
+same call made directly, 10,000 notifications relayed, the peak RSS while a 32 MiB result
+passes, and the launcher check before each call against P1.
+
+``rows(env, runs)`` for ``scripts/bench``; alone: ``python scripts/bench_proxy.py CODEX
+[RUNS]`` with the package importable (the work tree's venv), printing the same table.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+from bench_core import MIB, Row, batched, interleaved_medians, percentile, table
+
+#: A trivial stdio MCP server on raw lines (standard library only): advertises the sandbox
+#: capability; ``tools/call`` ``flood`` sends ``count`` notifications in one write first,
+#: ``big`` answers ``size`` bytes of text, any other tool answers at once.
+SERVER = r"""
+import json, sys
+out = sys.stdout.buffer
+note = b'{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":1}}\n'
+for line in sys.stdin.buffer:
+    message = json.loads(line)
+    ident = json.dumps(message.get("id")).encode()
+    method = message.get("method")
+    if method == "initialize":
+        out.write(b'{"jsonrpc":"2.0","id":' + ident + b',"result":{"protocolVersion":'
+                  b'"2025-06-18","capabilities":{"experimental":{"codex/sandbox-state":{}}},'
+                  b'"serverInfo":{"name":"bench","version":"0"}}}\n')
+    elif method == "tools/call":
+        params = message["params"]
+        text = b""
+        if params["name"] == "flood":
+            out.write(note * params["arguments"]["count"])
+        elif params["name"] == "big":
+            text = b"x" * params["arguments"]["size"]
+        out.write(b'{"jsonrpc":"2.0","id":' + ident + b',"result":{"content":[{"type":"text",'
+                  b'"text":"' + text + b'"}]}}\n')
+    out.flush()
+"""
+#: The floor: the proxy's two threads and framing, relaying every message as it is (no
+#: launcher, no rewriting, no signals): ``python -c RELAY SERVER_ARGV...``.
+RELAY = r"""
+import subprocess, sys, threading
+from launcher_probe.proxy.framing import pump
+child = subprocess.Popen(sys.argv[1:], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+def inbound():
+    pump(0, child.stdin.fileno(), lambda line: line, on_sink_error=lambda: None)
+    child.stdin.close()
+threading.Thread(target=inbound, daemon=True).start()
+pump(child.stdout.fileno(), 1, lambda line: line, on_sink_error=lambda: None)
+child.wait()
+"""
+INITIALIZE = (
+    b'{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18",'
+    b'"capabilities":{},"clientInfo":{"name":"bench","version":"0"}}}\n'
+)
+CALL = b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"noop","arguments":{}}}\n'
+NOTIFICATIONS = 10_000
+BIG = 32 * MIB
+#: Round trips per sample (each sample alternates the proxied and the direct server).
+TRIPS = 100
+
+
+class Served:
+    """A server process (the proxy, or the server itself) driven over its stdio."""
+
+    def __init__(self, argv: Sequence[str], env: dict[str, str]) -> None:
+        self.process = subprocess.Popen(
+            list(argv), stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env
+        )
+        assert self.process.stdin is not None and self.process.stdout is not None
+        self.write_fd, self.read_fd = self.process.stdin.fileno(), self.process.stdout.fileno()
+        self.buffer = b""
+        self.exchange(INITIALIZE)
+
+    def read_line(self) -> bytes:
+        while b"\n" not in self.buffer:
+            chunk = os.read(self.read_fd, 1 << 20)
+            if not chunk:
+                raise SystemExit("the server closed its stdout")
+            self.buffer += chunk
+        line, _, self.buffer = self.buffer.partition(b"\n")
+        return line
+
+    def exchange(self, request: bytes) -> bytes:
+        """Send ``request``; the first line back that carries an ``"id"``."""
+        os.write(self.write_fd, request)
+        while b'"id"' not in (line := self.read_line()):
+            pass
+        return line
+
+    def peak_rss(self) -> int:
+        """``VmHWM`` of the process, in bytes."""
+        for line in Path(f"/proc/{self.process.pid}/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) * 1024
+        raise SystemExit("no VmHWM in /proc")
+
+    def close(self) -> None:
+        assert self.process.stdin is not None and self.process.stdout is not None
+        self.process.stdin.close()
+        self.process.wait(30)
+        self.process.stdout.close()
+
+
+def _round_trips(served: Sequence[Served], runs: int) -> list[list[float]]:
+    """Round-trip times of each, sampled in turn."""
+    times: list[list[float]] = [[] for _ in served]
+    for _ in range(runs):
+        for each, column in zip(served, times, strict=True):
+            for _ in range(TRIPS):
+                start = time.perf_counter()
+                each.exchange(CALL)
+                column.append(time.perf_counter() - start)
+    return times
+
+
+def _flood_seconds(served: Served) -> float:
+    request = (
+        b'{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"flood",'
+        b'"arguments":{"count":%d}}}\n' % NOTIFICATIONS
+    )
+    start = time.perf_counter()
+    served.exchange(request)
+    return time.perf_counter() - start
+
+
+def _launcher_check_rows(codex: str, runs: int) -> tuple[float, float]:
+    """Per call: the proxy's check of the bound launcher (the fingerprint replay), and P1."""
+    from launcher_probe.host.decision import Published
+    from launcher_probe.host.resolver import resolve_launcher
+
+    decision = resolve_launcher(codex=codex)
+    if not isinstance(decision, Published):
+        raise SystemExit(f"{codex} was not published: {decision.reason}: {decision.detail}")
+
+    def check() -> None:
+        if not decision.fingerprint.still_matches():
+            raise SystemExit("the binary changed during the bench")
+
+    def hit() -> None:
+        resolve_launcher(codex=codex)
+
+    calls = 200
+    checked, p1 = interleaved_medians([batched(check, calls), batched(hit, calls)], runs)
+    return checked / calls, p1 / calls
+
+
+def rows_for(
+    cli: Sequence[str], python: str, codex: str, env: dict[str, str], runs: int
+) -> list[Row]:
+    """The rows, ``cli`` being how ``launcher-probe`` is run (the console script)."""
+    server = [python, "-c", SERVER]
+    proxied = Served([*cli, "proxy", "--codex", codex, "--", *server], env)
+    direct = Served(server, env)
+    relayed_only = Served([python, "-c", RELAY, *server], env)
+    try:
+        through, straight, bare = _round_trips([proxied, direct, relayed_only], runs)
+        relayed, unrelayed = _flood_seconds(proxied), _flood_seconds(direct)
+        idle = proxied.peak_rss()
+        big = b'{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"big",'
+        answer = proxied.exchange(big + b'"arguments":{"size":%d}}}\n' % BIG)
+        if len(answer) < BIG:
+            raise SystemExit("the 32 MiB result came back short")
+        peak = proxied.peak_rss()
+    finally:
+        proxied.close()
+        direct.close()
+        relayed_only.close()
+    p50 = percentile(through, 0.5) - percentile(straight, 0.5)
+    p99 = percentile(through, 0.99) - percentile(straight, 0.99)
+    medians = (percentile(times, 0.5) * 1e6 for times in (through, straight))
+    shown = "p50 proxied {:.0f} µs, direct {:.0f} µs".format(*medians)
+    checked, p1 = _launcher_check_rows(codex, runs)
+    return [
+        Row("proxy: tools/call overhead p50", p50, "150 µs", 150e-6, 1.0, note=shown),
+        Row(
+            "  floor: bare relay overhead p50",
+            percentile(bare, 0.5) - percentile(straight, 0.5),
+            "150 µs",
+            150e-6,
+            None,
+            note="the proxy's threads and framing alone, no rewriting",
+        ),
+        Row(
+            "proxy: tools/call overhead p99",
+            p99,
+            "500 µs",
+            500e-6,
+            1.0,
+            note=f"p99 proxied {percentile(through, 0.99) * 1e6:.0f} µs, direct "
+            f"{percentile(straight, 0.99) * 1e6:.0f} µs; {len(through)} trips each",
+        ),
+        Row(
+            "proxy: 10,000 notifications",
+            relayed / NOTIFICATIONS,
+            "20,000/s",
+            1 / 20_000,
+            1.0,
+            unit="/s",
+            note=f"direct {NOTIFICATIONS / unrelayed:,.0f}/s",
+        ),
+        Row(
+            "proxy: peak RSS, 32 MiB result",
+            peak,
+            "32 MiB",
+            BIG,
+            3.0,
+            unit="MiB",
+            note=f"VmHWM; {idle / MIB:.1f} MiB before it",
+        ),
+        Row(
+            "proxy: launcher check per call",
+            checked,
+            "P1 memory hit",
+            p1,
+            1.0,
+            note="the bound Decision's fingerprint replay",
+        ),
+    ]
+
+
+def main(argv: list[str]) -> int:
+    codex = argv[0]
+    runs = int(argv[1]) if len(argv) > 1 else 20
+    load = os.getloadavg()
+    with tempfile.TemporaryDirectory(prefix="launcher-probe-bench-proxy-") as scratch:
+        env = {**os.environ, "LAUNCHER_PROBE_CACHE_DIR": scratch}
+        env["LAUNCHER_PROBE_SOCKET"] = os.path.join(scratch, "no-helper.sock")
+        os.environ.update(LAUNCHER_PROBE_CACHE_DIR=scratch)
+        cli = [sys.executable, "-m", "launcher_probe"]
+        rows = rows_for(cli, sys.executable, codex, env, runs)
+    loads = [", ".join(f"{value:.2f}" for value in each) for each in (load, os.getloadavg())]
+    print(f"launcher-probe proxy bench: {runs} samples, load average {loads[0]} -> {loads[1]}")
+    print(table(rows))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

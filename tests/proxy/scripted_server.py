@@ -1,0 +1,130 @@
+"""A stdio MCP server on raw JSON-RPC lines (the standard library only), scripted for the
+proxy's tests. It writes every line it reads to ``--record FILE`` as it read it.
+
+    python scripted_server.py [--capable] [--record FILE] [--daemon PIDFILE] [--ignore-eof]
+
+- ``initialize`` and ``server/discover``: capabilities with ``codex/sandbox-state`` under
+  ``experimental`` when ``--capable``, else none;
+- ``tools/call`` by tool name: ``meta`` answers with the request's ``_meta``; ``big``
+  answers with a text of ``arguments.size`` bytes; ``crash`` exits 7 without answering;
+  ``ask`` sends a progress notification and a ``sampling/createMessage`` request to the
+  client, and answers with the client's result; ``notify`` sends ``arguments.count``
+  logging notifications, then answers;
+- ``resources/read``: its ``_meta``; ``ping``: ``{}``;
+- ``notifications/cancelled``: answered with a logging notification naming the request.
+
+``--daemon PIDFILE``: at start, a double-forked daemon that left the session and closed its
+stdio writes its pid to PIDFILE and sleeps. ``--ignore-eof``: at stdin's end, sleep on.
+It says ``scripted server: started`` on stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from typing import Any
+
+
+def send(message: dict[str, Any]) -> None:
+    sys.stdout.write(json.dumps({"jsonrpc": "2.0", **message}) + "\n")
+    sys.stdout.flush()
+
+
+def start_daemon(pidfile: str) -> None:
+    if os.fork() == 0:
+        os.setsid()
+        if os.fork() == 0:
+            null = os.open(os.devnull, os.O_RDWR)
+            for fd in (0, 1, 2):
+                os.dup2(null, fd)
+            with open(pidfile + ".tmp", "w") as stream:
+                stream.write(str(os.getpid()))
+            os.replace(pidfile + ".tmp", pidfile)
+            time.sleep(600)
+        os._exit(0)
+    os.wait()
+    while not os.path.exists(pidfile):
+        time.sleep(0.001)
+
+
+def call(request: dict[str, Any], lines: Any) -> None:
+    params = request.get("params") or {}
+    name, arguments = params.get("name"), params.get("arguments") or {}
+    answer: dict[str, Any]
+    if name == "meta":
+        answer = {"content": [], "structuredContent": {"meta": params.get("_meta")}}
+    elif name == "big":
+        answer = {"content": [{"type": "text", "text": "x" * int(arguments["size"])}]}
+    elif name == "crash":
+        os._exit(7)
+    elif name == "ask":
+        token = (params.get("_meta") or {}).get("progressToken")
+        send(
+            {"method": "notifications/progress", "params": {"progressToken": token, "progress": 1}}
+        )
+        send({"id": "from-server", "method": "sampling/createMessage", "params": {"messages": []}})
+        reply = json.loads(next(lines))
+        answer = {"content": [], "structuredContent": {"client": reply}}
+    elif name == "notify":
+        for number in range(int(arguments["count"])):
+            send({"method": "notifications/message", "params": {"level": "info", "data": number}})
+        answer = {"content": []}
+    else:
+        send({"id": request["id"], "error": {"code": -32602, "message": f"no tool {name}"}})
+        return
+    send({"id": request["id"], "result": answer})
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--capable", action="store_true")
+    parser.add_argument("--record")
+    parser.add_argument("--daemon")
+    parser.add_argument("--ignore-eof", action="store_true")
+    args = parser.parse_args()
+    print("scripted server: started", file=sys.stderr, flush=True)
+    if args.daemon:
+        start_daemon(args.daemon)
+    record = open(args.record, "ab", buffering=0) if args.record else None  # noqa: SIM115
+    experimental: dict[str, Any] = {"codex/sandbox-state": {}} if args.capable else {}
+
+    def lines() -> Any:
+        for line in sys.stdin.buffer:
+            if record is not None:
+                record.write(line)
+            yield line
+
+    incoming = lines()
+    for line in incoming:
+        try:
+            request = json.loads(line)
+        except ValueError:
+            send({"id": None, "error": {"code": -32700, "message": "parse error"}})
+            continue
+        method = request.get("method")
+        if method in ("initialize", "server/discover"):
+            result = {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {"tools": {}, "experimental": experimental},
+                "serverInfo": {"name": "scripted", "version": "0"},
+            }
+            send({"id": request["id"], "result": result})
+        elif method == "tools/call":
+            call(request, incoming)
+        elif method == "resources/read":
+            meta = (request.get("params") or {}).get("_meta")
+            send({"id": request["id"], "result": {"contents": [], "meta": meta}})
+        elif method == "ping":
+            send({"id": request["id"], "result": {}})
+        elif method == "notifications/cancelled":
+            cancelled = request["params"]["requestId"]
+            send({"method": "notifications/message", "params": {"data": f"cancelled {cancelled}"}})
+    if args.ignore_eof:
+        time.sleep(600)
+
+
+if __name__ == "__main__":
+    main()

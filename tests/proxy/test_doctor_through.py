@@ -1,0 +1,68 @@
+"""``doctor`` recognises a server configured through ``proxy`` or ``wrap`` and explains it:
+the policy, the inner command, and the launcher decision it starts under."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from tests.conftest import HostEnv, run_cli
+from tests.fakes import FakeCodex
+
+
+def test_doctor_explains_proxied_and_wrapped_servers(
+    host_env: HostEnv, fake_codex: FakeCodex, workspace: Path
+) -> None:
+    proxied = ["-m", "launcher_probe", "proxy", "--codex", str(fake_codex.path)]
+    proxied += ["--sandbox", "workspace-write", "--cwd", str(workspace), "--network"]
+    proxied += ["--", "python", "-m", "launcher_probe.examples.shell_server"]
+    host_env.codex_home.mkdir(exist_ok=True)
+    (host_env.codex_home / "config.toml").write_text(
+        f"""
+[mcp_servers.proxied]
+command = {json.dumps(sys.executable)}
+args = {json.dumps(proxied)}
+
+[mcp_servers.wrapped]
+command = "/opt/bin/launcher-probe"
+args = ["wrap", "-P", "build", "--", "my-server", "--stdio"]
+
+[mcp_servers.refused]
+command = "launcher-probe"
+args = ["proxy", "--sandbox", "everything", "--", "my-server"]
+
+[mcp_servers.plain]
+command = "my-server"
+"""
+    )
+    done = run_cli("doctor", "--json", env=host_env.env)
+    servers = {server["name"]: server for server in json.loads(done.stdout)["servers"]["servers"]}
+    through = servers["proxied"]["through"]
+    assert through["command"] == "proxy"
+    assert through["policy"] == {
+        "sandbox": "workspace-write",
+        "cwd": str(workspace),
+        "writable_roots": [],
+        "network": "enabled",
+    }
+    assert through["inner"] == ["python", "-m", "launcher_probe.examples.shell_server"]
+    assert through["launcher"]["decision"] == "published"
+    assert through["launcher"]["launcher"] == {"codexExecutable": str(fake_codex.path)}
+    # doctor itself finds no Codex here, but the proxy adds its own launcher.
+    assert json.loads(done.stdout)["launcher"]["decision"] == "withheld"
+    assert servers["proxied"]["launcher"] == "sent"
+    wrapped = servers["wrapped"]["through"]
+    assert wrapped["policy"] == {"permission_profile": "build"}
+    assert wrapped["inner"] == ["my-server", "--stdio"]
+    assert wrapped["launcher"]["reason"] == "not_found"
+    assert "invalid choice: 'everything'" in servers["refused"]["through"]["problem"]
+    assert servers["plain"]["through"] is None
+
+    text = run_cli("doctor", env=host_env.env).stdout
+    assert (
+        f"through launcher-probe proxy: workspace-write in {workspace}, network enabled "
+        "(when the host sends no state); runs python -m launcher_probe.examples.shell_server"
+    ) in text
+    assert f"its launcher: published ({fake_codex.path})" in text
+    assert "through launcher-probe wrap: Codex permissions profile build" in text

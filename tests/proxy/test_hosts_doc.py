@@ -1,0 +1,137 @@
+"""docs/hosts.md: every host's snippet parses as that host reads it (JSON, TOML, YAML, a
+command line, Python), names the same command, and that command works as an MCP server."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from tests.conftest import ROOT
+from tests.proxy.client import ProxyClient
+
+DOC = ROOT / "docs" / "hosts.md"
+SNIPPET = re.compile(
+    r"<!-- snippet: (?P<name>[\w-]+) -->\n```(?P<language>\w+)\n(?P<body>.*?)```", re.S
+)
+CODEX, PROJECT = "/abs/path/to/codex", "/abs/path/to/project"
+#: The command every snippet configures.
+EXPECTED = [
+    "launcher-probe", "proxy", "--codex", CODEX, "--sandbox", "workspace-write",
+    "--cwd", PROJECT, "--", "python", "-m", "launcher_probe.examples.shell_server",
+]  # fmt: skip
+HOSTS = (
+    "claude-code", "claude-mcp-add", "cursor", "vscode", "goose", "zed", "codex",
+    "python-sdk", "inspector",
+)  # fmt: skip
+
+
+def snippets() -> dict[str, tuple[str, str]]:
+    found = {m["name"]: (m["language"], m["body"]) for m in SNIPPET.finditer(DOC.read_text())}
+    assert sorted(found) == sorted(HOSTS)
+    return found
+
+
+def _command(entry: dict[str, Any], command: str = "command") -> list[str]:
+    words = [entry[command], *entry["args"]]
+    assert all(isinstance(word, str) for word in words)
+    return words
+
+
+def configured_argv(name: str, language: str, body: str) -> list[str]:
+    """The argv the host named ``name`` runs for the snippet ``body``, read as it reads it."""
+    if name in ("claude-code", "cursor"):
+        entry = json.loads(body)["mcpServers"]["shell"]
+        assert entry.get("type", "stdio") == "stdio"
+        return _command(entry)
+    if name == "vscode":
+        entry = json.loads(body)["servers"]["shell"]
+        assert entry["type"] == "stdio"
+        return _command(entry)
+    if name == "zed":
+        entry = json.loads(body)["context_servers"]["shell"]
+        assert entry["source"] == "custom"
+        return _command(entry)
+    if name == "goose":
+        entry = yaml.safe_load(body)["extensions"]["shell"]
+        assert entry["type"] == "stdio" and entry["enabled"] is True
+        return _command(entry, "cmd")
+    if name == "codex":
+        entry = tomllib.loads(body)["mcp_servers"]["shell"]
+        assert entry["env"] == {"LAUNCHER_PROBE_CODEX": CODEX}
+        return _command(entry)
+    if name == "python-sdk":
+        namespace: dict[str, Any] = {}
+        exec(body, namespace)  # the project's own documentation
+        parameters = namespace["parameters"]
+        return [parameters.command, *parameters.args]
+    words = shlex.split(body)
+    if name == "claude-mcp-add":
+        assert words[:4] == ["claude", "mcp", "add", "shell"] and words[4] == "--"
+        return words[5:]
+    assert language == "sh" and words[:3] == ["npx", "@modelcontextprotocol/inspector", "--cli"]
+    return words[3 : words.index("--method")]
+
+
+@pytest.mark.parametrize("name", HOSTS)
+def test_each_snippet_configures_the_proxy(name: str) -> None:
+    language, body = snippets()[name]
+    assert configured_argv(name, language, body) == EXPECTED
+
+
+@pytest.mark.real_codex
+def test_the_configured_command_serves_and_sandboxes(
+    env: dict[str, str], workspace: Path, tmp_path: Path, real_codex: Path
+) -> None:
+    """The command of every snippet (all equal, above), run as the host runs it."""
+    here = {"launcher-probe": [sys.executable, "-m", "launcher_probe"], "python": [sys.executable]}
+    places = {CODEX: str(real_codex), PROJECT: str(workspace)}
+    argv = [part for word in EXPECTED for part in here.get(word, [places.get(word, word)])]
+    client = ProxyClient(argv, env=env, errlog=tmp_path / "proxy.err")
+    try:
+        client.initialize()
+        tools = client.answer(client.request("tools/list", {}))["result"]["tools"]
+        assert [tool["name"] for tool in tools] == ["run"]
+        command = ["sh", "-c", "echo made > inside.txt"]
+        answer = client.answer(client.call("run", {"command": command}))
+        assert answer["result"]["structuredContent"]["exit_status"] == 0, answer
+        assert (workspace / "inside.txt").read_text() == "made\n"
+        assert client.finish() == 0
+    finally:
+        client.close()
+
+
+@pytest.mark.real_codex
+def test_the_mcp_inspector_cli_runs_a_sandboxed_command(
+    env: dict[str, str], workspace: Path, real_codex: Path
+) -> None:
+    """A client no one here wrote: the MCP Inspector's CLI (``npm i
+    @modelcontextprotocol/inspector``; ``MCP_INSPECTOR`` names its ``mcp-inspector``), run
+    with the documented command line. It drops the ``--`` before the server's command."""
+    inspector = os.environ.get("MCP_INSPECTOR")
+    if not inspector:
+        pytest.skip("MCP INSPECTOR TEST SKIPPED: set MCP_INSPECTOR to its mcp-inspector binary")
+    _, body = snippets()["inspector"]
+    words = shlex.split(body)[3:]
+    words[words.index("--tool-arg") + 1] = 'command=["sh","-c","echo made > inside.txt"]'
+    here = {"launcher-probe": [sys.executable, "-m", "launcher_probe"], "python": [sys.executable]}
+    places = {CODEX: str(real_codex), PROJECT: str(workspace)}
+    argv = [part for word in words for part in here.get(word, [places.get(word, word)])]
+    path = f"{os.path.dirname(shutil.which('node') or '/usr/bin/node')}:{env['PATH']}"
+    done = subprocess.run(
+        [inspector, "--cli", *argv], env={**env, "PATH": path}, capture_output=True, text=True,
+        timeout=120, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert json.loads(done.stdout)["structuredContent"]["exit_status"] == 0
+    assert (workspace / "inside.txt").read_text() == "made\n"

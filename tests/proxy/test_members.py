@@ -1,0 +1,91 @@
+"""In process, for any input: ``walk`` finds each member's text exactly, and the rewriter's
+splice changes ``_meta`` alone, keeping every other part of the message."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from launcher_probe.contract import SANDBOX_STATE_KEY, SANDBOX_STATE_META_KEY, Reason
+from launcher_probe.host.decision import Withheld
+from launcher_probe.host.meta_input import key_form
+from launcher_probe.proxy.capabilities import ServerCapabilities
+from launcher_probe.proxy.launcher import BoundLauncher
+from launcher_probe.proxy.members import walk
+from launcher_probe.proxy.notes import Notes
+from launcher_probe.proxy.policy import Policy
+from launcher_probe.proxy.rewrite import Rewriter
+
+scalars = st.none() | st.booleans() | st.integers() | st.text(max_size=8)
+values = st.recursive(
+    scalars,
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3)
+    ),
+    max_leaves=12,
+)
+objects = st.dictionaries(st.text(max_size=6), values, max_size=5)
+spacing = st.sampled_from([(",", ":"), (", ", ": "), (" ,  ", " :\t")])
+
+
+@given(objects, spacing)
+def test_walk_finds_every_member_text(value: dict[str, Any], separators: tuple[str, str]) -> None:
+    text = json.dumps(value, separators=separators, ensure_ascii=False)
+    walked = walk(text)
+    assert {member.key: member.value for member in walked.members} == value
+    assert text[walked.open] == "{" and text[walked.close] == "}"
+    for member in walked.members:
+        assert json.loads("{" + member.text(text) + "}") == {member.key: member.value}
+
+
+def _not_reserved(key: str) -> bool:
+    forms = {key_form(name) for name in ("codex/sandbox-state", "codex/sandbox-state-meta",
+                                         "codex/sandbox-launcher", "progressToken")}  # fmt: skip
+    return key_form(key) not in forms
+
+
+host_metas = st.dictionaries(st.text(max_size=6).filter(_not_reserved), values, max_size=4)
+
+
+@settings(max_examples=200)
+@given(host_metas, st.booleans(), spacing)
+def test_the_splice_changes_meta_alone(
+    host: dict[str, Any], with_token: bool, separators: tuple[str, str]
+) -> None:
+    capabilities = ServerCapabilities(lambda _: None)
+    capabilities.experimental = {"codex/sandbox-state": {}}
+    state = Policy("read-only", "/srv").state()
+    launcher = BoundLauncher(
+        Withheld(Reason.NOT_FOUND, "none here"), lambda: Withheld(Reason.NOT_FOUND, "")
+    )
+    rewriter = Rewriter(capabilities, launcher, state, Notes())
+    meta = {**host, **({"progressToken": 5} if with_token else {})}
+    params = {"name": "t", "arguments": {"a": [1, 2]}, "_meta": meta}
+    message = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params}
+    line = json.dumps(message, separators=separators, ensure_ascii=False).encode() + b"\n"
+    out = json.loads(rewriter.from_host(line))
+    expected = {**host, SANDBOX_STATE_KEY: state.value, SANDBOX_STATE_META_KEY: state.value}
+    if with_token:
+        expected["progressToken"] = 5
+    assert list(out["params"]["_meta"]) == list(expected)
+    assert out["params"]["_meta"] == expected
+    out["params"]["_meta"] = meta
+    assert out == message
+
+
+def test_a_look_alike_of_an_injected_key_leaves_the_message_unchanged() -> None:
+    capabilities = ServerCapabilities(lambda _: None)
+    capabilities.experimental = {"codex/sandbox-state": {}}
+    withheld = Withheld(Reason.NOT_FOUND, "none here")
+    rewriter = Rewriter(
+        capabilities, BoundLauncher(withheld, lambda: withheld), Policy().state(), Notes()
+    )
+    line = (
+        b'{"jsonrpc":"2.0","id":1,"method":"tools/call",'
+        b'"params":{"name":"t",'
+        b'"_meta":{"Codex/Sandbox-Launcher ":{"codexExecutable":"/bin/sh"}}}}\n'
+    )
+    assert rewriter.from_host(line) is line

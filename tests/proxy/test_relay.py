@@ -1,0 +1,320 @@
+"""The relay with real processes: the proxy between a raw JSON-RPC client and a scripted
+server (``scripted_server.py``), the fake codex as the launcher. What the server read is
+recorded byte for byte."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from launcher_probe.contract import SANDBOX_LAUNCHER_KEY, SANDBOX_STATE_KEY, SANDBOX_STATE_META_KEY
+from tests.fakes import FakeCodex, install_fake_codex
+from tests.processes import dies_soon
+from tests.proxy.client import ProxyClient, proxy_argv
+from tests.proxy.conftest import PROXY
+
+STATE = {"permissionProfile": {"type": "disabled"}, "sandboxCwd": "file:///srv/host"}
+
+
+@pytest.fixture
+def record(tmp_path: Path) -> Path:
+    return tmp_path / "server.in"
+
+
+@pytest.fixture
+def start(
+    env: dict[str, str], tmp_path: Path, workspace: Path, fake_codex: FakeCodex, record: Path
+) -> Iterator[Any]:
+    """``start(*server_args, options=[...])``: a ProxyClient, closed afterwards."""
+    started: list[ProxyClient] = []
+
+    def starter(*server_args: str, options: tuple[str, ...] = ()) -> ProxyClient:
+        policy = [] if "--state" in options else ["--cwd", str(workspace)]
+        base = ["--codex", str(fake_codex.path), *policy, *options]
+        argv = proxy_argv(base, ["--record", str(record), *server_args])
+        client = ProxyClient(argv, env=env, errlog=tmp_path / "proxy.err")
+        started.append(client)
+        return client
+
+    yield starter
+    for client in started:
+        client.close()
+
+
+def received(record: Path, method: str) -> list[bytes]:
+    """The lines the server read whose method is ``method``, as read."""
+    return [line for line in record.read_bytes().splitlines(True) if method.encode() in line]
+
+
+def said_within(errlog: Path, words: str, timeout: float = 30.0) -> str:
+    """The proxy's stderr once it holds ``words`` (the renewal runs beside the relay)."""
+    deadline = time.monotonic() + timeout
+    while words not in (said := errlog.read_text()):
+        assert time.monotonic() < deadline, said
+        time.sleep(0.01)
+    return said
+
+
+def print_state(env: dict[str, str], *options: str) -> str:
+    done = subprocess.run(
+        [*PROXY, "--print-state", *options], env=env, capture_output=True, text=True, check=True
+    )
+    return done.stdout.strip()
+
+
+def test_a_call_without_state_gets_the_policy_and_the_launcher(
+    start: Any, record: Path, env: dict[str, str], workspace: Path, fake_codex: FakeCodex
+) -> None:
+    client = start("--capable")
+    client.initialize()
+    line = (
+        b'{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"meta","arguments":{},'
+        b'"_meta":{"x-host" : {"kept" :  true},"progressToken":"tok","callId":"c1"}}}\n'
+    )
+    client.send_raw(line)
+    meta = client.answer(7)["result"]["structuredContent"]["meta"]
+    assert list(meta) == [
+        "x-host",
+        "callId",
+        SANDBOX_STATE_KEY,
+        SANDBOX_STATE_META_KEY,
+        SANDBOX_LAUNCHER_KEY,
+        "progressToken",
+    ]
+    assert meta[SANDBOX_LAUNCHER_KEY] == {"codexExecutable": str(fake_codex.path)}
+    assert meta[SANDBOX_STATE_KEY] == meta[SANDBOX_STATE_META_KEY]
+    assert meta["progressToken"] == "tok"
+    (sent,) = received(record, "tools/call")
+    policy = print_state(env, "--cwd", str(workspace))
+    assert f'"{SANDBOX_STATE_KEY}":{policy}'.encode() in sent
+    assert b'"x-host" : {"kept" :  true}' in sent  # the host's keys as the host wrote them
+    assert sent.startswith(b'{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":')
+
+
+def test_a_call_with_no_meta_and_a_resource_read_get_it_too(
+    start: Any, record: Path, fake_codex: FakeCodex
+) -> None:
+    client = start("--capable", options=("--sandbox", "workspace-write"))
+    client.initialize()
+    meta = client.answer(client.call("meta"))["result"]["structuredContent"]["meta"]
+    assert meta[SANDBOX_LAUNCHER_KEY] == {"codexExecutable": str(fake_codex.path)}
+    entries = meta[SANDBOX_STATE_KEY]["permissionProfile"]["file_system"]["entries"]
+    assert {
+        "path": {"type": "special", "value": {"kind": "slash_tmp"}},
+        "access": "write",
+    } in entries
+    read = client.request("resources/read", {"uri": "file:///x"})
+    assert SANDBOX_LAUNCHER_KEY in client.answer(read)["result"]["meta"]
+
+
+def test_the_hosts_state_passes_untouched_and_only_the_launcher_is_added(
+    start: Any, record: Path, fake_codex: FakeCodex
+) -> None:
+    client = start("--capable", options=("--sandbox", "workspace-write"))
+    client.initialize()
+    state_text = json.dumps(STATE, separators=(" , ", " :  "))  # spaced, as a host may
+    line = (
+        '{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"_meta":{"threadId":"t",'
+        f'"{SANDBOX_STATE_KEY}":{state_text},"progressToken":3}},"name":"meta"}}}}\n'
+    ).encode()
+    client.send_raw(line)
+    meta = client.answer(8)["result"]["structuredContent"]["meta"]
+    assert list(meta) == ["threadId", SANDBOX_STATE_KEY, SANDBOX_LAUNCHER_KEY, "progressToken"]
+    assert meta[SANDBOX_STATE_KEY] == STATE
+    (sent,) = received(record, "tools/call")
+    assert state_text.encode() in sent
+    # A host that sends the launcher too: the line reaches the server byte for byte.
+    full = line.replace(
+        b'"progressToken"', b'"codex/sandbox-launcher":{"codexExecutable":"/x"},"progressToken"'
+    )
+    full = full.replace(b'"id":8', b'"id":9')
+    client.send_raw(full)
+    client.answer(9)
+    assert received(record, "tools/call")[1] == full
+
+
+def test_a_server_without_the_capability_gets_nothing_and_the_proxy_says_so_once(
+    start: Any, record: Path, tmp_path: Path
+) -> None:
+    client = start()
+    client.initialize()
+    lines = [
+        b'{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"meta"}}\n' % n
+        for n in (11, 12)
+    ]
+    for number, line in zip((11, 12), lines, strict=True):
+        client.send_raw(line)
+        assert client.answer(number)["result"]["structuredContent"]["meta"] is None
+    assert received(record, "tools/call") == lines
+    assert client.finish() == 0
+    said = (tmp_path / "proxy.err").read_text()
+    assert said.count("advertises neither codex/sandbox-state nor") == 1, said
+    assert "scripted server: started\n" in said  # the server's stderr is the host's
+
+
+def test_capabilities_are_learnt_from_server_discover(start: Any, fake_codex: FakeCodex) -> None:
+    client = start("--capable")
+    client.answer(client.request("server/discover", {}))
+    meta = client.answer(client.call("meta"))["result"]["structuredContent"]["meta"]
+    assert meta[SANDBOX_LAUNCHER_KEY] == {"codexExecutable": str(fake_codex.path)}
+
+
+def test_server_requests_notifications_and_cancellation_go_both_ways(start: Any) -> None:
+    client = start("--capable")
+    client.initialize()
+    asked = client.call("ask", _meta={"progressToken": "p"})
+    progress = client.read()
+    assert progress["method"] == "notifications/progress"
+    assert progress["params"]["progressToken"] == "p"
+    sampling = client.read()
+    assert sampling["method"] == "sampling/createMessage" and sampling["id"] == "from-server"
+    client.send({"id": "from-server", "result": {"role": "assistant", "content": "hi"}})
+    reply = client.answer(asked)["result"]["structuredContent"]["client"]
+    assert reply == {
+        "jsonrpc": "2.0",
+        "id": "from-server",
+        "result": {"role": "assistant", "content": "hi"},
+    }
+    client.send({"method": "notifications/cancelled", "params": {"requestId": asked}})
+    assert client.read()["params"]["data"] == f"cancelled {asked}"
+    client.answer(client.request("ping"))
+
+
+def test_invalid_json_and_many_messages_in_one_write_pass_as_they_came(
+    start: Any, record: Path
+) -> None:
+    client = start("--capable")
+    client.initialize()
+    batch = b"{not json\n" + b"".join(
+        b'{"jsonrpc":"2.0","id":%d,"method":"ping"}\n' % n for n in range(100, 150)
+    )
+    client.send_raw(batch)
+    assert client.read()["error"]["code"] == -32700
+    assert [client.read()["id"] for _ in range(50)] == list(range(100, 150))
+    assert record.read_bytes().endswith(batch)
+
+
+def test_a_32_mib_result_and_a_large_request_arrive_whole(start: Any, record: Path) -> None:
+    client = start("--capable")
+    client.initialize()
+    size = 32 << 20
+    answer = client.answer(client.call("big", {"size": size}))
+    assert answer["result"]["content"][0]["text"] == "x" * size
+    padding = "y" * (3 << 20)  # a request spanning many reads, rewritten
+    meta = client.answer(client.call("meta", {"pad": padding}))["result"]["structuredContent"]
+    assert SANDBOX_STATE_KEY in meta["meta"]
+
+
+def test_a_server_that_crashes_mid_call_closes_the_host_and_sets_the_status(start: Any) -> None:
+    client = start("--capable")
+    client.initialize()
+    client.call("crash")
+    assert client.read_line() == b""
+    assert client.process.wait(30) == 7
+
+
+def test_stdin_end_stops_the_server_and_its_daemon(start: Any, tmp_path: Path) -> None:
+    pidfile = tmp_path / "daemon.pid"
+    client = start("--daemon", str(pidfile))
+    client.initialize()
+    daemon = int(pidfile.read_text())
+    assert client.finish() == 0
+    assert dies_soon(daemon)
+
+
+def test_a_server_that_ignores_stdin_end_is_killed_after_the_grace(
+    start: Any, tmp_path: Path
+) -> None:
+    pidfile = tmp_path / "daemon.pid"
+    client = start("--ignore-eof", "--daemon", str(pidfile), options=("--grace", "0.2"))
+    client.initialize()
+    daemon = int(pidfile.read_text())
+    assert client.finish() == 128 + signal.SIGKILL
+    assert dies_soon(daemon)
+
+
+@pytest.mark.parametrize("number", [signal.SIGTERM, signal.SIGINT, signal.SIGHUP])
+def test_a_signal_goes_to_the_server_and_nothing_is_left(
+    start: Any, tmp_path: Path, number: int
+) -> None:
+    pidfile = tmp_path / "daemon.pid"
+    client = start("--daemon", str(pidfile))
+    client.initialize()
+    daemon = int(pidfile.read_text())
+    client.process.send_signal(number)
+    assert client.process.wait(30) == 128 + number
+    assert dies_soon(daemon)
+
+
+def test_a_replaced_binary_is_left_out_once_then_resolved_again(
+    start: Any, fake_codex: FakeCodex, tmp_path: Path
+) -> None:
+    client = start("--capable")
+    client.initialize()
+
+    def launcher() -> object:
+        meta = client.answer(client.call("meta"))["result"]["structuredContent"]["meta"]
+        return meta.get(SANDBOX_LAUNCHER_KEY)
+
+    assert launcher() == {"codexExecutable": str(fake_codex.path)}
+    install_fake_codex(fake_codex.path.parent)  # a new file at the same path
+    assert launcher() is None
+    errlog = tmp_path / "proxy.err"
+    said = said_within(errlog, "launcher resolved again: published")
+    assert "changed since it was verified" in said
+    assert launcher() == {"codexExecutable": str(fake_codex.path)}
+
+
+def test_a_missing_command_is_refused_with_a_json_report(
+    env: dict[str, str], tmp_path: Path
+) -> None:
+    argv = [*PROXY, "--codex", "/nowhere/codex", "--json", "--", str(tmp_path / "absent")]
+    done = subprocess.run(argv, env=env, capture_output=True, text=True, stdin=subprocess.DEVNULL)
+    assert done.returncode == 4
+    assert json.loads(done.stdout)["error"]["reason"] == "input_rejected"
+    assert "cannot execute" in done.stderr
+
+
+def test_no_command_is_a_usage_error(env: dict[str, str]) -> None:
+    done = subprocess.run([*PROXY], env=env, capture_output=True, text=True)
+    assert done.returncode == 2 and "proxy needs the command to run, after --" in done.stderr
+    assert os.path.basename(sys.executable)
+
+
+def test_the_command_may_come_without_dashes(
+    env: dict[str, str], tmp_path: Path, fake_codex: FakeCodex
+) -> None:
+    """Some hosts (the MCP Inspector's CLI) drop the ``--`` before the server's command."""
+    argv = proxy_argv(["--codex", str(fake_codex.path)], ["--capable"])
+    argv.remove("--")
+    client = ProxyClient(argv, env=env, errlog=tmp_path / "proxy.err")
+    try:
+        assert (
+            "codex/sandbox-state" in client.initialize()["result"]["capabilities"]["experimental"]
+        )
+        assert client.finish() == 0
+    finally:
+        client.close()
+
+
+def test_a_state_file_is_used_verbatim_on_one_line(
+    start: Any, record: Path, tmp_path: Path
+) -> None:
+    state_file = tmp_path / "state.json"
+    state_file.write_text(json.dumps(STATE, indent=2) + "\n")
+    client = start("--capable", options=("--state", f"@{state_file}"))
+    client.initialize()
+    meta = client.answer(client.call("meta"))["result"]["structuredContent"]["meta"]
+    assert meta[SANDBOX_STATE_KEY] == STATE
+    (sent,) = received(record, "tools/call")
+    spaced = json.dumps(STATE, indent=2).replace("\n", " ")
+    assert f'"{SANDBOX_STATE_KEY}":{spaced}'.encode() in sent

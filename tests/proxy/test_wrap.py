@@ -1,0 +1,104 @@
+"""``wrap``: the command runs inside the verified ``codex sandbox`` (real CLI, every version),
+or, with no verified launcher, not at all."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.fakes import FakeCodex
+
+WRAP = (sys.executable, "-m", "launcher_probe", "wrap")
+
+
+def wrap(env: dict[str, str], cwd: Path, *words: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [*WRAP, *words], env=env, cwd=cwd, capture_output=True, text=True, timeout=120
+    )
+
+
+@pytest.mark.real_codex
+def test_read_only_blocks_a_start_up_write_outside_the_workspace(
+    env: dict[str, str], workspace: Path, tmp_path: Path, real_codex: Path
+) -> None:
+    outside = tmp_path / "outside.txt"
+    script = f"echo starting; echo x > {outside} || exit 9; echo served"
+    done = wrap(env, workspace, "--codex", str(real_codex), "--", "sh", "-c", script)
+    assert done.returncode == 9, done.stderr
+    assert done.stdout == "starting\n"
+    assert "Read-only file system" in done.stderr
+    assert not outside.exists()
+
+
+@pytest.mark.real_codex
+def test_workspace_write_lets_a_write_inside_land(
+    env: dict[str, str], workspace: Path, real_codex: Path
+) -> None:
+    options = ["--codex", str(real_codex), "--sandbox", "workspace-write"]
+    done = wrap(env, workspace, *options, "--", "sh", "-c", "echo made > inside.txt")
+    assert done.returncode == 0, done.stderr
+    assert (workspace / "inside.txt").read_text() == "made\n"
+
+
+@pytest.mark.real_codex
+def test_a_wrapped_command_cannot_start_a_sandbox_of_its_own(
+    env: dict[str, str], workspace: Path, real_codex: Path
+) -> None:
+    """What composes (docs/hosts.md): a wrapped server that runs commands through the
+    launcher gets no sandbox inside the sandbox; the inner command never runs."""
+    state = subprocess.run(
+        [sys.executable, "-m", "launcher_probe", "proxy", "--print-state"],
+        env=env, cwd=workspace, capture_output=True, text=True, check=True,
+    ).stdout.strip()  # fmt: skip
+    inner = [str(real_codex), "sandbox", "--sandbox-state-json", state, "--"]
+    inner += ["sh", "-c", "echo inner-command-ran >&2; echo ran > ran.txt"]
+    options = ["--codex", str(real_codex), "--sandbox", "workspace-write"]
+    done = wrap(env, workspace, *options, "--", *inner)
+    assert done.returncode == 1
+    assert "error building bubblewrap command" in done.stderr
+    assert "inner-command-ran" not in done.stderr
+    assert not (workspace / "ran.txt").exists()
+
+
+def test_no_launcher_exits_3_and_runs_nothing(
+    env: dict[str, str], workspace: Path, tmp_path: Path
+) -> None:
+    marker = workspace / "ran"
+    options = ["--codex", str(tmp_path / "absent" / "codex"), "--json"]
+    done = wrap(env, workspace, *options, "--", "touch", str(marker))
+    assert done.returncode == 3
+    assert not marker.exists()
+    report = json.loads(done.stdout)["error"]
+    assert report["reason"] == "nothing_usable"
+    assert "launcher withheld (not_found)" in report["detail"]
+    assert "running nothing" in done.stderr and "fix: " in done.stderr
+
+
+def test_the_operators_opt_out_runs_it_unsandboxed(
+    env: dict[str, str], workspace: Path, tmp_path: Path
+) -> None:
+    marker = workspace / "ran"
+    options = ["--codex", str(tmp_path / "absent" / "codex"), "--allow-unsandboxed"]
+    done = wrap(env, workspace, *options, "--", "touch", str(marker))
+    assert done.returncode == 0, done.stderr
+    assert marker.exists()
+    assert "UNSANDBOXED" in done.stderr
+
+
+def test_a_permission_profile_goes_to_codex_sandbox(
+    env: dict[str, str], workspace: Path, fake_codex: FakeCodex
+) -> None:
+    options = ["--codex", str(fake_codex.path), "--permission-profile", "build"]
+    wrap(env, workspace, *options, "--", "true")
+    assert fake_codex.calls()[-1] == ["sandbox", "-P", "build", "--", "true"]
+
+
+def test_a_profile_and_policy_options_together_are_a_usage_error(
+    env: dict[str, str], workspace: Path
+) -> None:
+    done = wrap(env, workspace, "-P", "build", "--network", "--", "true")
+    assert done.returncode == 2 and "takes the place of the policy options" in done.stderr
