@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import signal
 import sys
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 
 from launcher_probe import __version__
 from launcher_probe.errors import ExitCode, LauncherProbeError, UsageError
@@ -176,7 +176,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             result: int = args.run(args)
             return result
     except _Signalled as signalled:
-        _json_error(written, "signalled", f"ended by {signal.Signals(signalled.number).name}")
+        _ended(written, signal.Signals(signalled.number))
         return 128 + signalled.number
     except LauncherProbeError as error:
         if debug:
@@ -187,7 +187,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         _json_error(written, error.reason, str(error))
         return int(error.exit_code)
     except KeyboardInterrupt:
-        _json_error(written, "signalled", "ended by SIGINT")
+        _ended(written, signal.SIGINT)
         return 130
     except BrokenPipeError:
         # The reader left (``| head``): say nothing more, and let no flush at exit fail.
@@ -199,6 +199,17 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise
         print(f"launcher-probe: internal error: {error!r} (rerun with --debug)", file=sys.stderr)
         return int(ExitCode.INTERNAL)
+
+
+def _ended(written: int | None, number: signal.Signals) -> None:
+    """Say which signal ended the command, on stderr and (``--json``) in the error report;
+    a reader of stderr that left is ignored."""
+    from launcher_probe.commands.common import say
+
+    detail = f"ended by {number.name}"
+    with suppress(OSError):
+        say(detail)
+    _json_error(written, "signalled", detail)
 
 
 def _json_error(written: int | None, reason: str, detail: str) -> None:

@@ -43,15 +43,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from launcher_probe.errors import InputRejected
+    from launcher_probe.json_input import MalformedJSON, loads_strict
     from launcher_probe.server.request import SandboxRequest
-    from launcher_probe.state import InvalidJSON, loads_strict
 
     if args.argv[:1] != ["--"] or len(args.argv) < 2:
         raise UsageError("exec needs -- followed by the command to run")
-    # Unlike other JSON arguments, an unusable _meta is refused (4), not a usage error.
+    # Unlike other JSON arguments, an unparsable _meta is refused (4), not a usage error;
+    # JSON that is not strict is InvalidJSON (invalid_json, 4), as everywhere.
     try:
         meta = loads_strict(argument_text("--meta", args.meta), "--meta")
-    except (InvalidJSON, UsageError) as error:  # UsageError: inline text that is not UTF-8
+    except (MalformedJSON, UsageError) as error:  # UsageError: inline text that is not UTF-8
         raise InputRejected(str(error)) from error
     if meta is None:  # from_meta takes None as "no _meta"; here it is JSON null
         raise InputRejected("_meta must be a JSON object, not null")

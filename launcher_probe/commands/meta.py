@@ -126,8 +126,9 @@ def run(args: argparse.Namespace) -> int:
 def _progress_token(text: str | None) -> str | int | None:
     """``--progress-token``: a JSON number literal is that number (an integer: MCP's and
     Codex's tokens are strings or integers), a JSON string literal (starting with '"') is
-    that string, anything else is the text itself. Malformed JSON is a UsageError."""
-    from launcher_probe.json_input import InvalidJSON, JSONLimitExceeded, loads_strict
+    that string, anything else is the text itself. JSON that does not parse is a
+    UsageError; JSON that is not strict is InvalidJSON."""
+    from launcher_probe.json_input import MalformedJSON, loads_strict
 
     if text is None:
         return None
@@ -139,9 +140,7 @@ def _progress_token(text: str | None) -> str | int | None:
         return text
     try:
         token = loads_strict(text, "--progress-token")
-    except JSONLimitExceeded:
-        raise
-    except InvalidJSON as error:
+    except MalformedJSON as error:  # not strict or too large: InvalidJSON, exit 4
         raise UsageError(str(error)) from error
     if isinstance(token, str) or type(token) is int:
         return token
