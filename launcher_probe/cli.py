@@ -32,7 +32,8 @@ exit codes:
   128+N  ended by signal N (SIGTERM, SIGINT, SIGHUP), leaving nothing running
 """
 
-#: Every command: its name (also its module in ``launcher_probe.commands``) and its help.
+#: Every command: its name (also its module in ``launcher_probe.commands``, ``-`` as ``_``)
+#: and its help.
 COMMANDS: dict[str, str] = {
     "doctor": "explain whether MCP servers get the launcher, part by part, with the fix",
     "discover": "list every place the Codex CLI could be, with the path-rule verdict of each",
@@ -42,6 +43,7 @@ COMMANDS: dict[str, str] = {
     "resolve": "publish the verified launcher (cached per host) or withhold it with a reason",
     "cache": "show or clear this host's cached verdicts",
     "serve": "run the per-user host helper: answer resolve/meta over a Unix socket, kept warm",
+    "sample-state": "print a sample sandbox state (read-only, workspace-write) as Codex sends it",
 }
 
 
@@ -56,7 +58,7 @@ def _chosen(argv: Sequence[str]) -> str | None:
 def _command_module(name: str) -> ModuleType:
     import importlib
 
-    return importlib.import_module(f"launcher_probe.commands.{name}")
+    return importlib.import_module(f"launcher_probe.commands.{name.replace('-', '_')}")
 
 
 def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:

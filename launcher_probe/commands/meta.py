@@ -65,6 +65,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="the output is always JSON; with --json an error is a JSON report on stdout too",
     )
     add_via(parser)
+    parser.epilog = f"{_sample_states_help()}\n\n{parser.epilog or ''}"
+
+
+def _sample_states_help() -> str:
+    """The sample states for --help, as ``launcher-probe sample-state`` prints them."""
+    from launcher_probe.json_output import dumps_utf8
+    from launcher_probe.sample_states import KINDS, sample_state
+
+    lines = [
+        "sample states, as Codex sends them (launcher-probe sample-state KIND [--cwd DIR] "
+        "prints one\nfor the current directory: sample-state read-only > state.json, then "
+        "--state @state.json):"
+    ]
+    for kind in KINDS:
+        lines.append(f"  {kind}: {dumps_utf8(sample_state(kind, '/home/me/project'))}")
+    return "\n".join(lines)
 
 
 def run(args: argparse.Namespace) -> int:
