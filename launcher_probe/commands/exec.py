@@ -3,10 +3,34 @@
 from __future__ import annotations
 
 import argparse
+import logging
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 
-from launcher_probe.commands.common import argument_text
+from launcher_probe.commands.common import argument_text, say
 from launcher_probe.errors import UsageError
+
+
+class _SaidWarning(logging.Handler):
+    """A warning of the server side (the operator's opt-out in use) as the CLI's own
+    ``launcher-probe: warning: ...`` line."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        say(f"warning: {record.getMessage()}")
+
+
+@contextmanager
+def _warnings_said() -> Iterator[None]:
+    """Route ``launcher_probe.server``'s warnings to stderr as warning lines meanwhile."""
+    logger, handler = logging.getLogger("launcher_probe.server"), _SaidWarning(logging.WARNING)
+    logger.addHandler(handler)
+    propagate, logger.propagate = logger.propagate, False
+    try:
+        yield
+    finally:
+        logger.removeHandler(handler)
+        logger.propagate = propagate
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -58,9 +82,10 @@ def run(args: argparse.Namespace) -> int:
         raise InputRejected("_meta must be a JSON object, not null")
     request = SandboxRequest.from_meta(meta, allow_unsandboxed=args.allow_unsandboxed)
     command = args.argv[1:]
-    argv = request.command(
-        command, readable_roots=args.readable_root, disable_network=args.disable_network
-    )
+    with _warnings_said():
+        argv = request.command(
+            command, readable_roots=args.readable_root, disable_network=args.disable_network
+        )
     try:
         # No shell in between: the sandbox (or, opted out, the command) replaces us.
         if argv == command:  # the operator's opt-out: the command itself, found on PATH
