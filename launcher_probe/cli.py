@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import signal
 import sys
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 
 from launcher_probe import __version__
 from launcher_probe.errors import ExitCode, LauncherProbeError
@@ -31,7 +31,8 @@ exit codes:
   128+N  ended by signal N (SIGTERM, SIGINT, SIGHUP), leaving nothing running
 """
 
-#: Every command: its name (also its module in ``launcher_probe.commands``) and its help.
+#: Every command: its name (also its module in ``launcher_probe.commands``, ``-`` as ``_``)
+#: and its help.
 COMMANDS: dict[str, str] = {
     "doctor": "explain whether MCP servers get the launcher, part by part, with the fix",
     "discover": "list every place the Codex CLI could be, with the path-rule verdict of each",
@@ -43,6 +44,7 @@ COMMANDS: dict[str, str] = {
     "resolve": "publish the verified launcher (cached per host) or withhold it with a reason",
     "cache": "show or clear this host's cached verdicts",
     "serve": "run the per-user host helper: answer resolve/meta over a Unix socket, kept warm",
+    "sample-state": "print a sample sandbox state (read-only, workspace-write) as Codex sends it",
 }
 
 
@@ -57,7 +59,7 @@ def _chosen(argv: Sequence[str]) -> str | None:
 def _command_module(name: str) -> ModuleType:
     import importlib
 
-    return importlib.import_module(f"launcher_probe.commands.{name}")
+    return importlib.import_module(f"launcher_probe.commands.{name.replace('-', '_')}")
 
 
 def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
@@ -175,7 +177,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             result: int = args.run(args)
             return result
     except _Signalled as signalled:
-        _json_error(written, "signalled", f"ended by {signal.Signals(signalled.number).name}")
+        _ended(written, signal.Signals(signalled.number))
         return 128 + signalled.number
     except LauncherProbeError as error:
         if debug:
@@ -186,7 +188,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         _json_error(written, error.reason, str(error))
         return int(error.exit_code)
     except KeyboardInterrupt:
-        _json_error(written, "signalled", "ended by SIGINT")
+        _ended(written, signal.SIGINT)
         return 130
     except BrokenPipeError:
         # The reader left (``| head``): say nothing more, and let no flush at exit fail.
@@ -198,6 +200,17 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise
         print(f"launcher-probe: internal error: {error!r} (rerun with --debug)", file=sys.stderr)
         return int(ExitCode.INTERNAL)
+
+
+def _ended(written: int | None, number: signal.Signals) -> None:
+    """Say which signal ended the command, on stderr and (``--json``) in the error report;
+    a reader of stderr that left is ignored."""
+    from launcher_probe.messages import say
+
+    detail = f"ended by {number.name}"
+    with suppress(OSError):
+        say(detail)
+    _json_error(written, "signalled", detail)
 
 
 def _json_error(written: int | None, reason: str, detail: str) -> None:

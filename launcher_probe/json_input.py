@@ -44,6 +44,11 @@ class InvalidJSON(InputRejected, ValueError):
     reason = "invalid_json"
 
 
+class MalformedJSON(InvalidJSON):
+    """Text that does not parse as JSON at all (a syntax error), as opposed to JSON that
+    parses but is not strict (NaN, a repeated key, ...)."""
+
+
 class JSONLimitExceeded(InvalidJSON):
     """JSON that may be well formed but is larger or deeper than its ``Limits`` allow."""
 
@@ -153,7 +158,7 @@ def loads_strict(text: str, what: str, limits: Limits = META_LIMITS) -> Any:
     except InvalidJSON:
         raise
     except json.JSONDecodeError as error:
-        raise InvalidJSON(f"{what} is not valid JSON: {error}") from error
+        raise MalformedJSON(f"{what} is not valid JSON: {error}") from error
     except ValueError as error:  # an integer longer than sys.get_int_max_str_digits()
         raise InvalidJSON(f"{what} number is too long: {error}") from error
     _compact(value, what, text)

@@ -14,6 +14,8 @@ from launcher_probe.errors import InputRejected
 from launcher_probe.json_input import (
     STATE_LIMITS,
     InvalidJSON,
+    JSONLimitExceeded,
+    MalformedJSON,
     checked_value,
     loads_strict,
 )
@@ -26,6 +28,15 @@ class InvalidSandboxState(InputRejected, ValueError):
     round trip."""
 
     reason = "invalid_sandbox_state"
+
+
+def _refused(error: InvalidJSON) -> InvalidSandboxState:
+    """The state's refusal for ``error``; JSON that parses but is not strict keeps the
+    reason ``invalid_json`` that every other argument gives it."""
+    refused = InvalidSandboxState(str(error))
+    if not isinstance(error, MalformedJSON | JSONLimitExceeded):
+        refused.reason = error.reason
+    return refused
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,7 +52,7 @@ class SandboxState:
         try:
             value = loads_strict(text, "sandbox state", STATE_LIMITS)
         except InvalidJSON as error:
-            raise InvalidSandboxState(str(error)) from error
+            raise _refused(error) from error
         if not isinstance(value, dict):
             raise InvalidSandboxState("sandbox state must be a JSON object")
         return cls(text, value)
@@ -56,5 +67,5 @@ class SandboxState:
         try:
             text = checked_value(value, "sandbox state", STATE_LIMITS)
         except InvalidJSON as error:
-            raise InvalidSandboxState(str(error)) from error
+            raise _refused(error) from error
         return cls.from_text(text)

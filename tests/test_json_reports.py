@@ -175,6 +175,7 @@ def test_a_signalled_command_under_json_reports_it(
     assert cli.returncode == 143, stderr
     error = {"reason": "signalled", "detail": "ended by SIGTERM"}
     assert one_report(stdout) == {"schema": 1, "error": error}
+    assert stderr.splitlines()[-1] == "launcher-probe: ended by SIGTERM"  # the detail, as said
 
 
 def _documented_codes() -> set[str]:

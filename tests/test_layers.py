@@ -26,6 +26,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "launcher_probe.extras",
         "launcher_probe.json_output",
         "launcher_probe.messages",
+        "launcher_probe.sandbox_policy",
         "launcher_probe.json_input",
         "launcher_probe.state",
         "launcher_probe.contract",

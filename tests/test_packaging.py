@@ -14,7 +14,7 @@ import pytest
 
 from tests.conftest import ROOT
 
-NEEDS_EXTRA = "pip install 'launcher-probe[mcp]'"
+NEEDS_EXTRA = "needs the official MCP Python SDK (the mcp extra): pip install 'mcp<2.4,>=2.3'"
 
 
 @pytest.fixture(scope="module")

@@ -52,17 +52,16 @@ def print_error_json(reason: str, detail: str) -> None:
 
 
 def argument_json(option: str, value: str | None, *, must_be_object: bool) -> Any:
-    """Parse a JSON|@FILE argument strictly (``loads_strict``, ``META_LIMITS``): malformed
-    JSON is a UsageError; JSON over a limit is refused (``JSONLimitExceeded``)."""
-    from launcher_probe.json_input import InvalidJSON, JSONLimitExceeded, loads_strict
+    """Parse a JSON|@FILE argument strictly (``loads_strict``, ``META_LIMITS``): JSON that
+    does not parse is a UsageError; JSON that is not strict (``InvalidJSON``) or over a
+    limit (``JSONLimitExceeded``) is refused, exit 4, as in every other argument."""
+    from launcher_probe.json_input import MalformedJSON, loads_strict
 
     if value is None:
         return None
     try:
         parsed = loads_strict(argument_text(option, value), option)
-    except JSONLimitExceeded:
-        raise
-    except InvalidJSON as error:
+    except MalformedJSON as error:
         raise UsageError(str(error)) from error
     if must_be_object and not isinstance(parsed, dict):
         raise UsageError(f"{option} must be a JSON object")

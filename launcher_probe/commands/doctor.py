@@ -190,13 +190,19 @@ def _servers(part: dict[str, Any]) -> None:
         if check is not None and check["ok"]:
             names = ", ".join(check["capabilities"]) or "(none)"
             _line(4, f"experimental capabilities: {names} (initialize in {check['duration']} s)")
-        if check is not None and check["stderr_excerpt"].strip():
-            _line(4, f"stderr: {' '.join(check['stderr_excerpt'].split())[-300:]}")
-        verdict = server["launcher"]
+        if check is not None and (check["stderr_excerpt"].strip() or not check["ok"]):
+            excerpt = " ".join(check["stderr_excerpt"].split())[-300:]
+            _line(4, f"stderr: {excerpt or '(it wrote nothing)'}")
+        verdict = server["launcher"].replace("_", " ")
         if server["reason"] is not None:
             verdict += f" ({server['reason']}): {server['detail']}"
         elif server["assumed"] and server["transport"] == "stdio":
-            verdict += " if it advertises codex/sandbox-state (--check-servers asks it)"
+            verdict += " if it advertises codex/sandbox-state"
+            verdict += (
+                " (--check-servers asks it)"
+                if server["enabled"]
+                else ", once enabled (--check-servers starts no disabled server)"
+            )
         _line(4, f"launcher: {verdict}")
         _fix(server["fix"])
     if not part["servers"]:

@@ -3,12 +3,37 @@
 from __future__ import annotations
 
 import argparse
+import logging
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 from launcher_probe.arguments import argument_text
 from launcher_probe.errors import InputRejected, UsageError
+from launcher_probe.json_input import MalformedJSON, loads_strict
+from launcher_probe.messages import say
 from launcher_probe.server.request import SandboxRequest
-from launcher_probe.state import InvalidJSON, loads_strict
+
+
+class _SaidWarning(logging.Handler):
+    """A warning of the server side (the operator's opt-out in use) as the CLI's own
+    ``launcher-probe: warning: ...`` line."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        say(f"warning: {record.getMessage()}")
+
+
+@contextmanager
+def _warnings_said() -> Iterator[None]:
+    """Route ``launcher_probe.server``'s warnings to stderr as warning lines meanwhile."""
+    logger, handler = logging.getLogger("launcher_probe.server"), _SaidWarning(logging.WARNING)
+    logger.addHandler(handler)
+    propagate, logger.propagate = logger.propagate, False
+    try:
+        yield
+    finally:
+        logger.removeHandler(handler)
+        logger.propagate = propagate
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -46,18 +71,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     if args.argv[:1] != ["--"] or len(args.argv) < 2:
         raise UsageError("exec needs -- followed by the command to run")
-    # Unlike other JSON arguments, an unusable _meta is refused (4), not a usage error.
+    # Unlike other JSON arguments, an unparsable _meta is refused (4), not a usage error;
+    # JSON that is not strict is InvalidJSON (invalid_json, 4), as everywhere.
     try:
         meta = loads_strict(argument_text("--meta", args.meta), "--meta")
-    except (InvalidJSON, UsageError) as error:  # UsageError: inline text that is not UTF-8
+    except (MalformedJSON, UsageError) as error:  # UsageError: inline text that is not UTF-8
         raise InputRejected(str(error)) from error
     if meta is None:  # from_meta takes None as "no _meta"; here it is JSON null
         raise InputRejected("_meta must be a JSON object, not null")
     request = SandboxRequest.from_meta(meta, allow_unsandboxed=args.allow_unsandboxed)
     command = args.argv[1:]
-    argv = request.command(
-        command, readable_roots=args.readable_root, disable_network=args.disable_network
-    )
+    with _warnings_said():
+        argv = request.command(
+            command, readable_roots=args.readable_root, disable_network=args.disable_network
+        )
     try:
         # No shell in between: the sandbox (or, opted out, the command) replaces us.
         if argv == command:  # the operator's opt-out: the command itself, found on PATH

@@ -18,7 +18,7 @@ from launcher_probe.host.inject import (
     dumps_meta,
     request_meta,
 )
-from launcher_probe.json_input import InvalidJSON, JSONLimitExceeded, loads_strict
+from launcher_probe.json_input import MalformedJSON, loads_strict
 from launcher_probe.messages import say_warnings
 
 #: A JSON number literal (RFC 8259), the whole argument.
@@ -72,6 +72,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="the output is always JSON; with --json an error is a JSON report on stdout too",
     )
     add_via(parser)
+    parser.epilog = f"{_sample_states_help()}\n\n{parser.epilog or ''}"
+
+
+def _sample_states_help() -> str:
+    """The sample states for --help, as ``launcher-probe sample-state`` prints them."""
+    from launcher_probe.json_output import dumps_utf8
+    from launcher_probe.sandbox_policy import MODES, sample_state
+
+    lines = [
+        "sample states, as Codex sends them (launcher-probe sample-state KIND [--cwd DIR] "
+        "prints one\nfor the current directory: sample-state read-only > state.json, then "
+        "--state @state.json):"
+    ]
+    for kind in MODES:
+        lines.append(f"  {kind}: {dumps_utf8(sample_state(kind, '/home/me/project'))}")
+    return "\n".join(lines)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -115,7 +131,8 @@ def run(args: argparse.Namespace) -> int:
 def _progress_token(text: str | None) -> str | int | None:
     """``--progress-token``: a JSON number literal is that number (an integer: MCP's and
     Codex's tokens are strings or integers), a JSON string literal (starting with '"') is
-    that string, anything else is the text itself. Malformed JSON is a UsageError."""
+    that string, anything else is the text itself. JSON that does not parse is a
+    UsageError; JSON that is not strict is InvalidJSON."""
     if text is None:
         return None
     try:
@@ -126,9 +143,7 @@ def _progress_token(text: str | None) -> str | int | None:
         return text
     try:
         token = loads_strict(text, "--progress-token")
-    except JSONLimitExceeded:
-        raise
-    except InvalidJSON as error:
+    except MalformedJSON as error:  # not strict or too large: InvalidJSON, exit 4
         raise UsageError(str(error)) from error
     if isinstance(token, str) or type(token) is int:
         return token

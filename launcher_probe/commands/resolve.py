@@ -104,5 +104,5 @@ def resolve_and_print(
         if not as_json:
             print_json(decision.descriptor.to_json(), indent=None, wire=True)
         return int(ExitCode.OK)
-    detail = " ".join(decision.detail.split())
-    raise NothingUsable(f"launcher withheld: {decision.reason}: {detail}")
+    # One line all the same: ``say`` shows a newline (in a path, say) as \n, like every route.
+    raise NothingUsable(f"launcher withheld: {decision.reason}: {decision.detail}")

@@ -172,10 +172,11 @@ _FIXES: dict[str, Callable[[str, str | None], list[str]]] = {
     ),
     INITIALIZE_TIMEOUT: _fixed(
         "the server did not answer initialize in time: run its command by hand and read "
-        "its stderr (excerpt above)"
+        "what it writes on stderr (its end is the stderr: line above)"
     ),
     INITIALIZE_FAILED: _fixed(
-        "the server did not complete initialize ({detail}): read its stderr (excerpt above)"
+        "the server did not complete initialize ({detail}): run its command by hand and read "
+        "what it writes on stderr (its end is the stderr: line above)"
     ),
 }
 

@@ -14,20 +14,11 @@ from launcher_probe.contract import SANDBOX_STATE_CAPABILITY, Reason
 from launcher_probe.doctor.fixes import fix_for
 from launcher_probe.host.decision import Decision, Published
 from launcher_probe.json_output import printable
+from launcher_probe.sandbox_policy import sample_state
 
 #: A sandbox state like the one Codex sends for a read-only turn. The injector needs one
 #: to say what a server would receive; its content does not change the launcher verdict.
-EXAMPLE_STATE: dict[str, Any] = {
-    "permissionProfile": {
-        "type": "managed",
-        "file_system": {
-            "type": "restricted",
-            "entries": [{"path": {"type": "special", "value": {"kind": "root"}}, "access": "read"}],
-        },
-        "network": "restricted",
-    },
-    "sandboxCwd": "file:///",
-}
+EXAMPLE_STATE: dict[str, Any] = sample_state("read-only", "/")
 
 #: Reasons a probe gives: the candidate was probed, so its verdict is in the cache.
 PROBE_REASONS = frozenset(

@@ -9,7 +9,12 @@ from typing import Any
 
 from launcher_probe.doctor import candidates, helper, launcher, settings
 from launcher_probe.doctor.check import CHECK_TIMEOUT, check_server
-from launcher_probe.doctor.servers import codex_config_file, read_servers, server_part
+from launcher_probe.doctor.servers import (
+    codex_config_file,
+    read_servers,
+    receives_it,
+    server_part,
+)
 from launcher_probe.errors import ExitCode, UsageError
 from launcher_probe.host.probe_result import DEFAULT_TIMEOUT
 from launcher_probe.json_output import printable
@@ -33,8 +38,9 @@ class Options:
 def diagnose(options: Options, progress: Callable[[str], None]) -> dict[str, Any]:
     """The report: ``{"ok", "settings", "candidates", "launcher", "helper", "servers"}``.
 
-    ``ok`` is true when the launcher would be published and every enabled server listed
-    would receive it. ``progress`` is told about each long step before it starts.
+    ``ok`` is true when the launcher would be published and every enabled local server
+    listed would receive it (a remote one is not applicable). ``progress`` is told about
+    each long step before it starts.
     ConfigError for a config file (launcher-probe's or Codex's) that cannot be used;
     UsageError for ``--server NAME`` that the Codex config does not list.
     """
@@ -63,9 +69,7 @@ def diagnose(options: Options, progress: Callable[[str], None]) -> dict[str, Any
         "checked": options.check_servers,
         "servers": parts,
     }
-    report["ok"] = report["launcher"]["decision"] == "published" and all(
-        part["launcher"] == "sent" for part in parts if part["enabled"]
-    )
+    report["ok"] = report["launcher"]["decision"] == "published" and all(map(receives_it, parts))
     return {"ok": report.pop("ok"), **report}
 
 

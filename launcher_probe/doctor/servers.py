@@ -21,6 +21,9 @@ from launcher_probe.host.decision import Decision, Published
 from launcher_probe.host.paths.rules import open_regular_file
 from launcher_probe.json_output import printable
 
+#: A server's ``launcher`` verdict when none can apply: a remote (HTTP) server.
+NOT_APPLICABLE = "not_applicable"
+
 #: A Codex config larger than this is refused rather than read.
 MAX_CODEX_CONFIG_BYTES = 1 << 20
 
@@ -109,7 +112,8 @@ def server_part(
 ) -> dict[str, Any]:
     """One server's part: its configuration (env values left out), the check (or null),
     and ``launcher``: ``sent``, ``omitted`` (with the injector's ``reason`` and
-    ``detail``) or ``unknown`` (the check could not ask the server), with ``fix``.
+    ``detail``), ``unknown`` (the check could not ask the server), with ``fix``, or
+    ``not_applicable`` (a remote server: ``transport_not_stdio``, nothing to fix).
 
     Unchecked, the server is assumed to advertise the capability (``assumed`` is true):
     the verdict then says what the transport and the decision allow."""
@@ -141,7 +145,9 @@ def server_part(
         launcher = "sent" if result.launcher_included else "omitted"
         reason = None if result.omitted_reason is None else str(result.omitted_reason)
         detail = result.detail
-    fix = [] if reason is None else fix_for(reason, detail)
+    if server.transport == "http":  # runs where it is hosted: a local launcher means nothing
+        launcher = NOT_APPLICABLE
+    fix = [] if reason is None or launcher == NOT_APPLICABLE else fix_for(reason, detail)
     return {**part, "launcher": launcher, "reason": reason, "detail": detail, "fix": fix}
 
 
@@ -163,3 +169,9 @@ def _through(server: ServerConfig, decision: Decision) -> tuple[dict[str, Any] |
     shown = decision.to_json()
     launcher = {key: shown.get(key) for key in ("decision", "launcher", "reason", "detail")}
     return {**part, "launcher": launcher}, decision
+
+
+def receives_it(part: dict[str, Any]) -> bool:
+    """True when the server of ``part`` is fine as it is: sent the launcher, disabled, or
+    remote (no launcher applies to it)."""
+    return not part["enabled"] or part["launcher"] in ("sent", NOT_APPLICABLE)

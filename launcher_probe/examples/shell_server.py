@@ -6,13 +6,14 @@ Without a usable launcher or state the tool fails closed: it reports why and run
 nothing. ``--allow-unsandboxed`` is the operator's explicit opt-out.
 
 Run it as ``python -m launcher_probe.examples.shell_server``; register it with Codex
-(``~/.codex/config.toml``), with the Python that has ``launcher-probe[mcp]`` installed::
+(``~/.codex/config.toml``), with the Python that has launcher-probe and its ``mcp`` extra
+installed (``scripts/run`` makes one: ``.venv/bin/python``)::
 
     [mcp_servers.shell]
     command = "/path/to/venv/bin/python"
     args = ["-m", "launcher_probe.examples.shell_server"]
 
-Needs ``pip install 'launcher-probe[mcp]'`` (the official MCP Python SDK, 2.x).
+Needs the ``mcp`` extra (the official MCP Python SDK, 2.3).
 """
 
 from __future__ import annotations
@@ -35,7 +36,8 @@ from launcher_probe.server.request import SandboxRequest
 
 __all__ = ["OUTPUT_LIMIT", "RunOutcome", "build_server", "main"]
 
-#: Bytes of stdout, and of stderr, returned to the client; the rest is dropped.
+#: Bytes of stdout, and of stderr, returned to the client; the rest is dropped, and a
+#: last line says how much there was.
 OUTPUT_LIMIT = 1 << 20
 
 
@@ -81,8 +83,14 @@ def _execute(argv: list[str], timeout: float) -> tuple[int, str, str]:
 
 
 def _head(stream: BinaryIO) -> str:
+    """The first ``OUTPUT_LIMIT`` bytes of ``stream``; when there were more, a last line
+    says so (``[output cut: 1048576 of N bytes shown]``)."""
+    total = stream.seek(0, os.SEEK_END)
     stream.seek(0)
-    return stream.read(OUTPUT_LIMIT).decode("utf-8", "replace")
+    head = stream.read(OUTPUT_LIMIT).decode("utf-8", "replace")
+    if total > OUTPUT_LIMIT:
+        head += f"\n[output cut: {OUTPUT_LIMIT} of {total} bytes shown]"
+    return head
 
 
 def build_server(*, allow_unsandboxed: bool = False, timeout: float = 60.0) -> MCPServer:

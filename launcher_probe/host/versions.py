@@ -33,7 +33,7 @@ def untested_version_warning(version: str) -> str | None:
     if numbers is None or oldest is None or newest is None or not oldest <= numbers <= newest:
         warning = (
             f"codex-cli {version} is outside the tested range "
-            f"{TESTED_RANGE[0]} to {TESTED_RANGE[1]}; it is published because it passed the "
+            f"{TESTED_RANGE[0]}\u2013{TESTED_RANGE[1]}; it is published because it passed the "
             "probe, which checks what the sandbox does, not the version number"
         )
     if len(_KNOWN) < _KNOWN_LIMIT:

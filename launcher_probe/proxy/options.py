@@ -1,6 +1,6 @@
 """The options of ``proxy`` and ``wrap`` (the commands, and ``doctor`` reading a server
 configured through them): where the launcher comes from, and the
-operator's sandbox policy (``launcher_probe.proxy.policy``) or a state given verbatim."""
+operator's sandbox policy (``launcher_probe.sandbox_policy``) or a state given verbatim."""
 
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ def add_launcher_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def add_policy_arguments(parser: argparse.ArgumentParser) -> None:
-    from launcher_probe.proxy.policy import MODES, READ_ONLY
+    from launcher_probe.sandbox_policy import MODES, READ_ONLY
 
     parser.add_argument(
         "--sandbox",
@@ -116,7 +116,7 @@ def add_wrap_arguments(parser: argparse.ArgumentParser) -> None:
 
 def policy_state(args: argparse.Namespace) -> SandboxState:
     """The state the options give: ``--state`` verbatim, else the policy's."""
-    from launcher_probe.proxy.policy import READ_ONLY, Policy, absolute_directory
+    from launcher_probe.sandbox_policy import READ_ONLY, Policy, absolute_directory
 
     if args.state is not None:
         policy_given = args.sandbox != READ_ONLY or args.cwd or args.writable_root or args.network

@@ -16,6 +16,8 @@ from launcher_probe.host.paths.rules import unsafe_chain
 from launcher_probe.json_output import printable
 
 log = logging.getLogger("launcher_probe.service")
+__all__ = ["ServiceRefused", "bind_listener", "take_lock"]
+
 BACKLOG = 128
 
 

@@ -4,19 +4,24 @@ a Codex CLI (the fetched copy, and it says why) and with one (that one)."""
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import CODEX_VERSIONS, ROOT, HostEnv
+from tests.fakes import FakeCodex
 
 pytestmark = pytest.mark.real_codex
 
 
-def run_script(env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+def run_script(
+    env: dict[str, str], *args: str, root: Path = ROOT
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [str(ROOT / "scripts" / "run")],
+        [str(root / "scripts" / "run"), *args],
         env=env,
         capture_output=True,
         text=True,
@@ -47,7 +52,33 @@ def test_without_a_codex_cli_it_uses_the_fetched_copy_and_says_why(
     )
     assert why in lines
     assert lines.index(why) > lines.index("result: launcher withheld: not_found (fix above)")
-    assert lines[-1] == published_line(fetched)
+    # Then the lines that make the quick start's commands work as printed.
+    assert lines[-5:] == [
+        published_line(fetched),
+        "",
+        "for the README's quick start in this shell, run:",
+        f'  export PATH={ROOT / ".venv" / "bin"}:"$PATH"',
+        f"  export LAUNCHER_PROBE_CODEX={fetched}",
+    ]
+    # As printed, they make launcher-probe resolve publish the fetched copy in a shell.
+    shell = "\n".join(line.strip() for line in lines[-2:]) + "\nlauncher-probe resolve\n"
+    resolved = subprocess.run(
+        ["bash", "-c", shell], env=host_env.env, capture_output=True, text=True, timeout=120
+    )
+    assert resolved.returncode == 0, resolved.stderr
+    assert resolved.stdout == json.dumps({"codexExecutable": fetched}) + "\n"
+
+
+def test_with_json_it_prints_exactly_one_json_document(host_env: HostEnv, real_codex: Path) -> None:
+    newest = CODEX_VERSIONS[-1]
+    fetched = subprocess.run(
+        [str(ROOT / "scripts" / "fetch-codex"), newest], capture_output=True, text=True, check=True
+    ).stdout.strip()
+    done = run_script(host_env.env, "--json")
+    assert done.returncode == 0, done.stdout + done.stderr
+    report = json.loads(done.stdout)  # one document, nothing else on stdout
+    assert report["launcher"]["launcher"] == {"codexExecutable": fetched}
+    assert f"  export LAUNCHER_PROBE_CODEX={fetched}" in done.stderr.splitlines()
 
 
 def test_with_a_codex_cli_on_path_it_publishes_that_one(
@@ -61,4 +92,45 @@ def test_with_a_codex_cli_on_path_it_publishes_that_one(
     assert done.returncode == 0, done.stdout + done.stderr
     assert "scripts/fetch-codex" not in done.stdout
     assert f"1. path       {bin_dir / 'codex'}" in done.stdout
-    assert done.stdout.splitlines()[-1] == published_line(real_codex)
+    assert "export LAUNCHER_PROBE_CODEX" not in done.stdout  # discovery finds it
+    lines = done.stdout.splitlines()
+    assert lines[-4:] == [
+        published_line(real_codex),
+        "",
+        "for the README's quick start in this shell, run:",
+        f'  export PATH={ROOT / ".venv" / "bin"}:"$PATH"',
+    ]
+
+
+def test_a_fresh_copy_gets_the_mcp_extra_so_the_example_server_imports(
+    host_env: HostEnv, fake_codex: FakeCodex, tmp_path: Path
+) -> None:
+    listed = subprocess.run(
+        ["git", "ls-files", "--cached", "--others", "--exclude-standard", "-z"],
+        cwd=ROOT,
+        capture_output=True,
+        check=True,
+    ).stdout.split(b"\0")
+    copy = tmp_path / "clone"
+    for name in filter(None, (os.fsdecode(entry) for entry in listed)):
+        if (ROOT / name).is_file():
+            (copy / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(ROOT / name, copy / name)
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "codex").symlink_to(fake_codex.path)  # found by discovery: nothing is fetched
+    env = {**host_env.env, "PATH": f"{bin_dir}:{host_env.env['PATH']}"}
+    done = run_script(env, root=copy)
+    assert done.returncode == 0, done.stdout + done.stderr
+    example = subprocess.run(
+        [
+            str(copy / ".venv" / "bin" / "python"),
+            "-c",
+            "import launcher_probe.examples.shell_server",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert example.returncode == 0, example.stderr

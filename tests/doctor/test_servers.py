@@ -112,8 +112,9 @@ def test_each_server_gets_its_verdict_and_fix_and_nothing_is_left_running(
 
     remote = servers["remote"]
     assert remote["check"] is None and remote["transport"] == "http"
-    assert (remote["launcher"], remote["reason"]) == ("omitted", "transport_not_stdio")
-    assert "command/args instead of url" in remote["fix"][0]
+    # Remote: no launcher applies, and nothing to fix (tests/doctor/test_remote_servers.py)
+    assert (remote["launcher"], remote["reason"]) == ("not_applicable", "transport_not_stdio")
+    assert remote["fix"] == []
 
     missing = servers["missing"]
     assert (missing["launcher"], missing["reason"]) == ("unknown", "server_not_started")
@@ -166,7 +167,7 @@ def test_unchecked_servers_are_judged_by_transport_and_decision(host_env: HostEn
     assert "npm i -g @openai/codex" in servers["example"]["fix"][0]
     # Unchecked, the capability is assumed: the transport alone decides.
     assert (servers["remote"]["launcher"], servers["remote"]["reason"]) == (
-        "omitted",
+        "not_applicable",
         "transport_not_stdio",
     )
 

@@ -187,6 +187,6 @@ def test_without_the_extra_the_import_names_it(module: str) -> None:
     assert done.returncode == 1
     last = done.stderr.strip().splitlines()[-1]
     assert last == (
-        f"ModuleNotFoundError: {module} needs the official MCP Python SDK: "
-        "pip install 'launcher-probe[mcp]'"
+        f"ModuleNotFoundError: {module} needs the official MCP Python SDK (the mcp extra): "
+        "pip install 'mcp<2.4,>=2.3'"  # the SDK itself: launcher-probe is on no index
     )

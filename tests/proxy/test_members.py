@@ -16,8 +16,8 @@ from launcher_probe.proxy.capabilities import ServerCapabilities
 from launcher_probe.proxy.launcher import BoundLauncher
 from launcher_probe.proxy.members import walk
 from launcher_probe.proxy.notes import Notes
-from launcher_probe.proxy.policy import Policy
 from launcher_probe.proxy.rewrite import Rewriter
+from launcher_probe.sandbox_policy import Policy
 
 scalars = st.none() | st.booleans() | st.integers() | st.text(max_size=8)
 values = st.recursive(

@@ -150,7 +150,9 @@ def test_output_is_capped(isolated: HostEnv, codex: str, tmp_path: Path) -> None
 
     result = outcome(with_example_server(body, env=isolated.env, errlog=tmp_path / "server.err"))
     assert result["exit_status"] == 0
-    assert result["stdout"] == "x" * (1 << 20)  # 1 MiB, as the README says
+    # 1 MiB, as the docs say, and a last line that says it was cut
+    assert result["stdout"] == "x" * (1 << 20) + "\n[output cut: 1048576 of 3145728 bytes shown]"
+    assert "[output cut" not in result["stderr"]  # what was not cut is not marked
 
 
 def test_model_arguments_cannot_opt_out(isolated: HostEnv, tmp_path: Path) -> None:

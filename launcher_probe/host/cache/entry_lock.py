@@ -25,6 +25,9 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
 
 
+__all__ = ["LockTimeout", "entry_lock"]
+
+
 class LockTimeout(LauncherProbeError):
     """Another process held an entry's lock past the timeout."""
 

@@ -15,6 +15,8 @@ import sys
 
 from launcher_probe.errors import InputRejected
 
+__all__ = ["CACHE_DIR_ENV", "CacheUnavailable", "cache_root", "host_id", "user_cache_dir"]
+
 
 class CacheUnavailable(InputRejected):
     """The cache directory cannot be created or is not trustworthy; resolve without it."""

@@ -26,6 +26,7 @@ from typing import Any
 
 from launcher_probe.contract import Reason
 from launcher_probe.host.probe.bounded_run import Captured, Finished, run_bounded
+from launcher_probe.host.probe.exec_failure import exec_failure
 from launcher_probe.host.probe.sandbox_failure import sandbox_failure, stderr_gist
 from launcher_probe.host.probe.supervisor_client import Supervisor
 from launcher_probe.host.probe_result import DEFAULT_TIMEOUT, ProbeLevel, ProbeResult, ProbeStep
@@ -125,10 +126,11 @@ class _Probe:
         except OSError as error:
             self.steps.append(ProbeStep(name, argv, None, "", ""))
             transient = error.errno in TRANSIENT_ERRNOS
-            kind = "resource shortage" if transient else "cannot be executed"
-            raise _Failed(
-                Reason.SPAWN_FAILED, f"{name}: {kind}: {error}", transient=transient
-            ) from error
+            if transient:
+                detail = f"resource shortage: {error}"
+            else:
+                detail = f"cannot be executed: {exec_failure(self.executable, error)}"
+            raise _Failed(Reason.SPAWN_FAILED, f"{name}: {detail}", transient=transient) from error
         step = ProbeStep(
             name, argv, finished.exit_status, _text(finished.stdout), _text(finished.stderr)
         )

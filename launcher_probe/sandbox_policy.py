@@ -1,5 +1,10 @@
-"""The operator's policy (``--sandbox``, ``--cwd``, ``--writable-root``, ``--network``) as the
-sandbox state Codex itself sends for a thread with the same setting."""
+"""A sandbox policy (read-only or workspace-write, the workspace, more writable roots, the
+network) as the sandbox state Codex itself sends for a thread with the same setting: the
+proxy's and wrap's ``--sandbox``/``--cwd``/``--writable-root``/``--network``, and the sample
+states (``launcher-probe sample-state KIND``) a host or server author tries things with.
+
+``codexLinuxSandboxExe`` is left out: Codex sends a per-session symlink there that is gone
+when that Codex exits, and no forwarder should rely on it."""
 
 from __future__ import annotations
 
@@ -12,8 +17,11 @@ from launcher_probe.errors import UsageError
 from launcher_probe.json_output import dumps_utf8
 from launcher_probe.state import SandboxState
 
+__all__ = ["MODES", "READ_ONLY", "WORKSPACE_WRITE", "Policy", "absolute_directory", "sample_state"]
+
 READ_ONLY = "read-only"
 WORKSPACE_WRITE = "workspace-write"
+#: The modes, in the order they are listed (also the kinds of sample state).
 MODES = (READ_ONLY, WORKSPACE_WRITE)
 #: Under each writable root, what a workspace-write thread of Codex keeps read-only.
 PROTECTED = (".git", ".agents", ".codex", ".aws")
@@ -72,15 +80,13 @@ class Policy:
         return entries
 
     def value(self) -> dict[str, Any]:
-        """The state as Codex sends it, with no ``codexLinuxSandboxExe`` (a per-session path
-        of Codex's own that no forwarder should rely on)."""
+        """The state as Codex sends it (without ``codexLinuxSandboxExe``)."""
         return {
             "permissionProfile": {
                 "type": "managed",
                 "file_system": {"type": "restricted", "entries": self.entries()},
                 "network": "enabled" if self.network else "restricted",
             },
-            "codexLinuxSandboxExe": None,
             "sandboxCwd": Path(self.cwd).as_uri(),
             "useLegacyLandlock": False,
             "useMxc": False,
@@ -89,3 +95,10 @@ class Policy:
     def state(self) -> SandboxState:
         """The state, as compact JSON text."""
         return SandboxState.from_text(dumps_utf8(self.value(), separators=(",", ":")))
+
+
+def sample_state(kind: str, cwd: str | None = None) -> dict[str, Any]:
+    """The state of mode ``kind`` (one of ``MODES``) for the workspace ``cwd`` (default: the
+    current directory), made absolute; UsageError for another kind."""
+    project = os.path.abspath(os.getcwd() if cwd is None else cwd)
+    return Policy(kind, project).value()
