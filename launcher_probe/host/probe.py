@@ -18,13 +18,13 @@ import errno
 import json
 import os
 import re
-import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from launcher_probe.contract import Reason
+from launcher_probe.host.private_dir import private_directory
 from launcher_probe.host.probe_result import DEFAULT_TIMEOUT, ProbeLevel, ProbeResult, ProbeStep
 from launcher_probe.host.process import Captured, Finished, run_bounded
 from launcher_probe.host.sandbox_failure import sandbox_failure, stderr_gist
@@ -243,13 +243,8 @@ def probe_launcher(
     failure: _Failed | None = None
     try:
         # The supervisor ends (all it started killed and reaped) before the directory goes.
-        with (
-            tempfile.TemporaryDirectory(
-                prefix="launcher-probe-", ignore_cleanup_errors=True
-            ) as temporary,
-            Supervisor() as supervisor,
-        ):
-            probe = _Probe(path, Path(temporary), started + timeout, steps, supervisor)
+        with private_directory() as temporary, Supervisor() as supervisor:
+            probe = _Probe(path, temporary, started + timeout, steps, supervisor)
             version = probe.identity()
             probe.capability()
             if level is ProbeLevel.ENFORCEMENT:
