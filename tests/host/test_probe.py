@@ -270,6 +270,8 @@ try:
         held.append(os.open(os.devnull, os.O_RDONLY))
 except OSError:
     pass
+if sys.argv[2] == "spawn":
+    os.close(held.pop())  # for the private directory's lock: only the pipes lack one
 print(json.dumps(probe_launcher(sys.argv[1]).to_json()))
 """
     ran = subprocess.run(
