@@ -46,11 +46,9 @@ def test_a_lock_removed_between_open_and_lock_is_opened_again(
 ) -> None:
     """A waiter that opened the lock file before ``cache clear`` removed it locks the file
     now at the path, so it excludes a process that comes after the removal."""
-    from launcher_probe.host import entry_lock as module
-
     lock_file = tmp_path / "entry.lock"
     real_flock = fcntl.flock
-    removals = []
+    removals: list[Path] = []
 
     def clear_first(fd: int, operation: int) -> None:
         if not removals:  # clear runs between this waiter's open and its lock
@@ -58,9 +56,9 @@ def test_a_lock_removed_between_open_and_lock_is_opened_again(
             remove_unheld_lock(str(lock_file))
         real_flock(fd, operation)
 
-    monkeypatch.setattr(module.fcntl, "flock", clear_first)
+    monkeypatch.setattr(fcntl, "flock", clear_first)
     with entry_lock(str(lock_file), 5.0):
-        monkeypatch.setattr(module.fcntl, "flock", real_flock)
+        monkeypatch.setattr(fcntl, "flock", real_flock)
         fd = os.open(lock_file, os.O_RDWR | os.O_CREAT, 0o600)  # a later process's lock
         try:
             with pytest.raises(BlockingIOError):
