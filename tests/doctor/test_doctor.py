@@ -220,3 +220,16 @@ def test_a_running_helper_is_reported_with_its_socket_and_uptime(host_env: HostE
             assert part["socket"] == str(socket_path)
             assert part["pid"] == helper.process.pid
             assert isinstance(part["uptime"], float) and part["uptime"] >= 0
+
+
+def test_a_codex_config_with_a_key_of_too_many_parts_is_refused_at_once(
+    host_env: HostEnv, tmp_path: Path
+) -> None:
+    """200 KB of one table header: over 60 s of tomllib before, refused now."""
+    from launcher_probe.host.toml_bounded import MAX_KEY_PARTS
+
+    config = tmp_path / "codex.toml"
+    config.write_text('[mcp_servers.a]\ncommand = "x"\n[' + ".".join(["a"] * 100_000) + "]\n")
+    done = run_cli("doctor", "--codex-config", str(config), env=host_env.env)
+    assert done.returncode == 4
+    assert f"{config}: a dotted key of more than {MAX_KEY_PARTS} parts (line 3)" in done.stderr
