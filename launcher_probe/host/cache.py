@@ -127,6 +127,14 @@ def _through_magic_link(path: str) -> bool:
     return False
 
 
+def _shown_bubblewrap(result: ProbeResult) -> dict[str, str | None] | None:
+    """The record's bubblewrap for a listing, its path shown with ``printable``."""
+    if result.bubblewrap is None:
+        return None
+    shown = result.bubblewrap.to_json()
+    return {**shown, "path": None if shown["path"] is None else printable(shown["path"])}
+
+
 def user_cache_dir() -> str:
     """``platformdirs.user_cache_dir("launcher-probe", appauthor=False)``.
 
@@ -299,6 +307,7 @@ class VerdictCache:
                     "age": now - record.probed_at,
                     "state": "fresh" if why is None else "stale",
                     "why": why,
+                    "bubblewrap": _shown_bubblewrap(record.result),
                 }
             )
         return {

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from launcher_probe.contract import Reason
+from launcher_probe.host.bubblewrap import Bubblewrap, bubblewrap_for
 from launcher_probe.host.private_dir import private_directory
 from launcher_probe.host.probe_result import DEFAULT_TIMEOUT, ProbeLevel, ProbeResult, ProbeStep
 from launcher_probe.host.process import Captured, Finished, run_bounded
@@ -241,10 +242,12 @@ def probe_launcher(
     steps: list[ProbeStep] = []
     version: str | None = None
     failure: _Failed | None = None
+    bubblewrap: Bubblewrap | None = None
     try:
         # The supervisor ends (all it started killed and reaped) before the directory goes.
         with private_directory() as temporary, Supervisor() as supervisor:
             probe = _Probe(path, temporary, started + timeout, steps, supervisor)
+            bubblewrap = bubblewrap_for(path, probe.env["PATH"], str(temporary))
             version = probe.identity()
             probe.capability()
             if level is ProbeLevel.ENFORCEMENT:
@@ -265,4 +268,5 @@ def probe_launcher(
         duration=time.monotonic() - started,
         steps=tuple(steps),
         transient=failure is not None and failure.transient,
+        bubblewrap=bubblewrap,
     )

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from launcher_probe.contract import Reason
+from launcher_probe.host.doctor.filesystem import filesystem_type
 from launcher_probe.host.doctor.fixes import CHECK_PROBLEMS, fix_for
 from launcher_probe.host.shims import host_target
 from tests.conftest import HostEnv, run_cli
@@ -62,6 +63,11 @@ def test_the_json_report_has_every_part(host_env: HostEnv, tmp_path: Path) -> No
             "path": str(host_env.config_dir / "launcher-probe" / "config.toml"),
             "exists": False,
             "codex": None,
+        },
+        "cache": {
+            "directory": str(host_env.cache_dir / "launcher-probe"),
+            "filesystem": filesystem_type(str(host_env.cache_dir)),
+            "warning": None,
         },
     }
     candidates = report["candidates"]

@@ -337,6 +337,7 @@ def test_cache_show_and_clear(host_env: HostEnv, fake_codex: FakeCodex, tmp_path
         "age",
         "state",
         "why",
+        "bubblewrap",
     }
     assert (entry["path"], entry["ok"], entry["version"]) == (str(fake_codex.path), True, "0.169.0")
     assert (entry["state"], entry["why"]) == ("fresh", None)
@@ -432,8 +433,9 @@ def test_cache_show_escapes_paths(host_env: HostEnv, tmp_path: Path) -> None:
     assert resolve_json(host_env.env, fake.path)[0] == 0
     shown = run_cli("cache", "show", env=host_env.env)
     assert shown.returncode == 0, shown.stderr
-    _header, entry = shown.stdout.splitlines()
+    _header, entry, bubblewrap = shown.stdout.splitlines()
     assert "forged\\nfresh" in entry and entry.startswith("fresh")
+    assert bubblewrap.startswith("      bubblewrap: ")
 
 
 def test_a_store_removes_stale_temporaries_and_records_of_gone_binaries(
