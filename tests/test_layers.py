@@ -36,7 +36,11 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("launcher_probe.host.paths",),
     ("launcher_probe.host.native", "launcher_probe.host.binary"),
     ("launcher_probe.host.discovery",),
-    ("launcher_probe.host.versions", "launcher_probe.host.probe_result"),
+    (
+        "launcher_probe.host.versions",
+        "launcher_probe.host.bubblewrap",
+        "launcher_probe.host.probe_result",
+    ),
     ("launcher_probe.host.decision",),
     ("launcher_probe.host.probe",),
     ("launcher_probe.host.cache",),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
 from launcher_probe.commands.common import print_json
 from launcher_probe.errors import ExitCode
@@ -21,6 +22,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     clear.add_argument(
         "--json", action="store_true", help='print {"schema": 1, "directory", "removed"}'
     )
+
+
+def _bubblewrap_text(shown: dict[str, Any]) -> str:
+    from launcher_probe.host.bubblewrap import Bubblewrap
+
+    return Bubblewrap(shown["source"], shown["path"], shown["sha256"]).describe()
 
 
 def run(args: argparse.Namespace) -> int:
@@ -47,6 +54,8 @@ def run(args: argparse.Namespace) -> int:
                 f"age {entry['age']:.0f} s  {entry['path']}{why}"
             )
         )
+        if entry["bubblewrap"] is not None:
+            print(escaped(f"      bubblewrap: {_bubblewrap_text(entry['bubblewrap'])}"))
     for problem in listing["problems"]:
         print(escaped(f"ignored   {problem['file']}: {problem['problem']}"))
     return int(ExitCode.OK)

@@ -13,6 +13,7 @@ from launcher_probe.commands.common import print_json
 from launcher_probe.contract import SANDBOX_LAUNCHER_KEY
 from launcher_probe.doctor.check import CHECK_TIMEOUT
 from launcher_probe.doctor.report import Options, diagnose, exit_code
+from launcher_probe.host.bubblewrap import Bubblewrap
 from launcher_probe.host.probe_result import DEFAULT_TIMEOUT
 from launcher_probe.messages import escaped, say
 
@@ -107,6 +108,11 @@ def _settings(part: dict[str, Any]) -> None:
     state = f"codex = {config['codex']}" if config["codex"] else "no codex key"
     state = state if config["exists"] else "absent"
     _line(2, f"config file:    {config['path']} ({state})")
+    cache = part["cache"]
+    if cache["directory"] is not None:
+        _line(2, f"cache dir:      {cache['directory']} ({cache['filesystem'] or 'type unknown'})")
+    if cache["warning"] is not None:
+        _line(2, f"warning: {cache['warning']}")
     if part["source"] is None:
         _line(2, "verdict: no operator setting; discovery searches every place")
     else:
@@ -143,6 +149,10 @@ def _launcher(part: dict[str, Any]) -> None:
         steps = ", ".join(f"{step['name']} exit {step['exit_status']}" for step in probe["steps"])
         outcome = "passed" if probe["ok"] else f"failed ({probe['reason']})"
         _line(2, f"probe: {outcome} in {probe['duration']:.2f} s: {steps}")
+        if probe["bubblewrap"] is not None:
+            shown = probe["bubblewrap"]
+            used = Bubblewrap(shown["source"], shown["path"], shown["sha256"])
+            _line(4, f"bubblewrap: {used.describe()}")
         failed = probe["failed_step"]
         if failed is not None:
             _line(4, f"{failed['name']} stderr: {failed['stderr_excerpt'][-300:]}")

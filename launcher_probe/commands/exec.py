@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import logging
-import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -80,15 +79,14 @@ def run(args: argparse.Namespace) -> int:
     if meta is None:  # from_meta takes None as "no _meta"; here it is JSON null
         raise InputRejected("_meta must be a JSON object, not null")
     request = SandboxRequest.from_meta(meta, allow_unsandboxed=args.allow_unsandboxed)
-    command = args.argv[1:]
     with _warnings_said():
-        argv = request.command(
-            command, readable_roots=args.readable_root, disable_network=args.disable_network
+        prepared = request.prepare(
+            args.argv[1:], readable_roots=args.readable_root, disable_network=args.disable_network
         )
     try:
-        # No shell in between: the sandbox (or, opted out, the command) replaces us.
-        if argv == command:  # the operator's opt-out: the command itself, found on PATH
-            os.execvp(argv[0], argv)  # noqa: S606
-        os.execv(argv[0], argv)  # noqa: S606
+        # No shell in between: the sandbox (or, opted out, the command from PATH) replaces
+        # us; on Linux the launcher is executed through the descriptor that was verified.
+        prepared.exec()
     except OSError as error:
-        raise InputRejected(f"cannot execute {argv[0]!r}: {error.strerror}") from error
+        shown = prepared.argv[0]
+        raise InputRejected(f"cannot execute {shown!r}: {error.strerror}") from error

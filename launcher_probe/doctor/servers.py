@@ -70,8 +70,10 @@ def read_servers(path: Path, *, required: bool) -> list[ServerConfig] | None:
         raise ConfigError(f"{printable(str(path))}: larger than {MAX_CODEX_CONFIG_BYTES} bytes")
     import tomllib
 
+    from launcher_probe.host.discovery import toml_bounded
+
     try:
-        table = tomllib.loads(raw.decode("utf-8"))
+        table = toml_bounded.loads(raw.decode("utf-8"))
     except UnicodeDecodeError as error:
         raise ConfigError(f"{printable(str(path))}: not UTF-8 (byte {error.start})") from error
     except (tomllib.TOMLDecodeError, RecursionError, ValueError, MemoryError) as error:

@@ -32,6 +32,7 @@ from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
 
 from launcher_probe.errors import InputRejected
+from launcher_probe.server.prepared import PreparedCommand
 from launcher_probe.server.request import SandboxRequest
 
 __all__ = ["OUTPUT_LIMIT", "RunOutcome", "build_server", "main"]
@@ -63,15 +64,16 @@ def _enforced(request: SandboxRequest, command: list[str], argv: list[str]) -> s
     return kind if isinstance(kind, str) else "unknown"
 
 
-def _execute(argv: list[str], timeout: float) -> tuple[int, str, str]:
-    """Run ``argv`` in a process group of its own: its status and the head of its output.
+def _execute(prepared: PreparedCommand, timeout: float) -> tuple[int, str, str]:
+    """Run the command in a process group of its own (on Linux the launcher through the
+    descriptor that was verified): its status and the head of its output.
 
     Output goes to unlinked temporary files, so a chatty command cannot fill the server's
     memory; on timeout the whole group is killed, not just the direct child.
     """
     with tempfile.TemporaryFile() as stdout, tempfile.TemporaryFile() as stderr:
-        process = subprocess.Popen(
-            argv, stdin=subprocess.DEVNULL, stdout=stdout, stderr=stderr, start_new_session=True
+        process = prepared.popen(
+            stdin=subprocess.DEVNULL, stdout=stdout, stderr=stderr, start_new_session=True
         )
         try:
             status = process.wait(timeout)
@@ -102,11 +104,13 @@ def build_server(*, allow_unsandboxed: bool = False, timeout: float = 60.0) -> M
         """Run a command (program, then its arguments; no shell) inside the Codex sandbox."""
         try:
             request = sandbox_request(ctx, allow_unsandboxed=allow_unsandboxed)
-            argv = request.command(command)
+            prepared = request.prepare(command)
         except InputRejected as error:
             raise ToolError(str(error)) from error
+        argv = prepared.argv
         try:
-            status, stdout, stderr = _execute(argv, timeout)
+            with prepared:
+                status, stdout, stderr = _execute(prepared, timeout)
         except OSError as error:
             raise ToolError(f"cannot run {argv[0]!r}: {error.strerror}") from error
         return RunOutcome(

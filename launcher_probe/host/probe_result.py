@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import enum
 import math
+import re
 
 from launcher_probe.contract import Reason
 from launcher_probe.errors import InputRejected
+from launcher_probe.host.bubblewrap import SOURCES, Bubblewrap
 from launcher_probe.value import Value
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
@@ -98,7 +100,17 @@ class ProbeResult(Value):
     """The verdict of one probe run. ``transient`` failures (timeout, resource exhaustion
     on spawn) may pass on a retry; any other failure repeats until the binary changes."""
 
-    __slots__ = ("ok", "reason", "detail", "version", "level", "duration", "steps", "transient")
+    __slots__ = (
+        "ok",
+        "reason",
+        "detail",
+        "version",
+        "level",
+        "duration",
+        "steps",
+        "transient",
+        "bubblewrap",
+    )
     ok: bool
     reason: Reason | None
     detail: str
@@ -107,6 +119,9 @@ class ProbeResult(Value):
     duration: float
     steps: tuple[ProbeStep, ...]
     transient: bool
+    #: The bubblewrap the probe's ``codex sandbox`` used (Linux; None elsewhere, and in a
+    #: record written before it was recorded).
+    bubblewrap: Bubblewrap | None
 
     def __init__(
         self,
@@ -118,6 +133,7 @@ class ProbeResult(Value):
         duration: float,
         steps: tuple[ProbeStep, ...],
         transient: bool,
+        bubblewrap: Bubblewrap | None = None,
     ) -> None:
         super().__init__(
             ok=ok,
@@ -128,6 +144,7 @@ class ProbeResult(Value):
             duration=duration,
             steps=steps,
             transient=transient,
+            bubblewrap=bubblewrap,
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -141,12 +158,16 @@ class ProbeResult(Value):
             "duration": self.duration,
             "transient": self.transient,
             "steps": [step.to_json() for step in self.steps],
+            "bubblewrap": None if self.bubblewrap is None else self.bubblewrap.to_json(),
         }
 
     @classmethod
     def from_json(cls, value: Any) -> ProbeResult:
         """Parse ``to_json`` output (e.g. from a cache file): exactly its keys and types;
-        InvalidProbeResult on any other shape."""
+        InvalidProbeResult on any other shape. ``bubblewrap`` may be absent (a record
+        written before it was recorded): None."""
+        if isinstance(value, dict) and "bubblewrap" not in value:
+            value = {**value, "bubblewrap": None}
         fields = _object(value, "probe result", _RESULT_KEYS)
         steps = fields.get("steps")
         if not isinstance(steps, list):
@@ -169,17 +190,36 @@ class ProbeResult(Value):
             duration=float(duration),
             steps=tuple(ProbeStep.from_json(step) for step in steps),
             transient=_typed(fields, "transient", bool),
+            bubblewrap=_bubblewrap(fields["bubblewrap"]),
         )
 
 
 _STEP_KEYS = frozenset(ProbeStep.__slots__)
 _RESULT_KEYS = frozenset(ProbeResult.__slots__)
+_BUBBLEWRAP_KEYS = frozenset(Bubblewrap.__slots__)
+_SHA256 = re.compile("[0-9a-f]{64}")
 
 
 def _object(value: Any, what: str, keys: frozenset[str]) -> dict[str, Any]:
     if not isinstance(value, dict) or set(value) != keys:
         raise InvalidProbeResult(f"{what} must be a JSON object with exactly {sorted(keys)}")
     return value
+
+
+def _bubblewrap(value: Any) -> Bubblewrap | None:
+    if value is None:
+        return None
+    fields = _object(value, "bubblewrap", _BUBBLEWRAP_KEYS)
+    source = _typed(fields, "source", str)
+    path = _typed(fields, "path", str, optional=True)
+    sha256 = _typed(fields, "sha256", str, optional=True)
+    if source not in SOURCES or (source == "missing") != (path is None):
+        raise InvalidProbeResult("bubblewrap: path or bundled with a path, or missing without")
+    if sha256 is not None and not _SHA256.fullmatch(sha256):
+        raise InvalidProbeResult("bubblewrap sha256 must be 64 lowercase hex digits or null")
+    if path is None and sha256 is not None:
+        raise InvalidProbeResult("a missing bubblewrap has no sha256")
+    return Bubblewrap(source, path, sha256)
 
 
 def _member(kind: type[_Enum], value: str) -> _Enum:

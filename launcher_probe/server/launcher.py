@@ -43,27 +43,62 @@ _verified_lock = threading.Lock()
 
 def verify_launcher(path: str) -> PathVerdict:
     """Whether ``path`` may be run as the launcher now; when not, the reason and why."""
+    return _verify(path)[0]
+
+
+def open_verified_launcher(path: str) -> tuple[int | None, PathVerdict]:
+    """An ``O_PATH`` descriptor (Linux) of the file ``path`` leads to, opened before
+    ``path`` was verified and checked to be the very file verified (device, inode, size,
+    mtime, ctime), so that executing it runs what was verified whatever happens to the
+    path afterwards; or None and why not."""
+    try:
+        fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
+    except OSError as error:
+        return None, PathVerdict(False, Reason.NOT_FOUND, f"{path}: {error.strerror}")
+    verdict, fingerprint = _verify(path)
+    if verdict.ok and (fingerprint is None or not _is_native_of(fd, fingerprint)):
+        detail = f"{path} changed while it was being verified"
+        verdict = PathVerdict(False, Reason.BINARY_CHANGED, detail)
+    if not verdict.ok:
+        os.close(fd)
+        return None, verdict
+    return fd, verdict
+
+
+def _is_native_of(fd: int, fingerprint: Fingerprint) -> bool:
+    """Whether ``fd`` is the file ``fingerprint`` ends at, unchanged."""
+    st = os.fstat(fd)
+    return any(
+        component.path == fingerprint.native
+        and (component.dev, component.ino, component.size) == (st.st_dev, st.st_ino, st.st_size)
+        and (component.mtime_ns, component.ctime_ns) == (st.st_mtime_ns, st.st_ctime_ns)
+        for component in fingerprint.components
+    )
+
+
+def _verify(path: str) -> tuple[PathVerdict, Fingerprint | None]:
+    """``verify_launcher``'s verdict, and the fingerprint it was judged on."""
     try:  # a lone surrogate ("\ud800") is not even a file system name
         path.encode("utf-8", "surrogateescape")
     except UnicodeEncodeError:
         shown = path.encode("utf-8", "backslashreplace").decode("utf-8")
-        return PathVerdict(False, Reason.NOT_UTF8, f"{shown} is not valid UTF-8")
+        return PathVerdict(False, Reason.NOT_UTF8, f"{shown} is not valid UTF-8"), None
     verdict = check_launcher_path(path)
     if not verdict.ok:
-        return verdict
+        return verdict, None
     try:
         fingerprint = Fingerprint.of(path, os.path.realpath(path))
     except (OSError, ValueError) as error:
-        return PathVerdict(False, Reason.NOT_FOUND, f"{path}: {error}")
+        return PathVerdict(False, Reason.NOT_FOUND, f"{path}: {error}"), None
     with _verified_lock:
         known = _verified.get(path)
     if known is not None and known[0] == fingerprint and time.monotonic() < known[1]:
-        return PASSED
+        return PASSED, fingerprint
     verdict = _implausible(path, fingerprint.native) or _resolved(path, fingerprint)
     if verdict.ok:
         with _verified_lock:
             _verified[path] = (fingerprint, time.monotonic() + VERIFIED_TTL)
-    return verdict
+    return verdict, fingerprint
 
 
 def _implausible(path: str, native: str) -> PathVerdict | None:

@@ -8,7 +8,8 @@ to read that call's ``_meta``::
 
     @server.tool()
     def run(command: list[str], ctx: Context) -> str:
-        argv = sandbox_request(ctx).command(command)
+        with sandbox_request(ctx).prepare(command) as prepared:
+            done = prepared.run(capture_output=True, text=True)
         ...
 
 Why middleware: in mcp 2.3 ``MCPServer`` takes no experimental capabilities, and the

@@ -18,7 +18,7 @@ import logging
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from launcher_probe.contract import (
     SANDBOX_LAUNCHER_KEY,
@@ -30,6 +30,9 @@ from launcher_probe.errors import InputRejected
 from launcher_probe.host.paths.fingerprint import Fingerprint
 from launcher_probe.server.launcher import verify_launcher
 from launcher_probe.state import InvalidSandboxState, SandboxState
+
+if TYPE_CHECKING:
+    from launcher_probe.server.prepared import PreparedCommand
 
 __all__ = [
     "AmbiguousSandboxState",
@@ -194,8 +197,43 @@ class SandboxRequest:
         Raises ``LauncherUnavailable`` or ``MissingSandboxState`` (unless the operator
         opted out: then ``argv`` comes back unchanged and a warning is logged), and
         ``InputRejected`` for an empty command, a relative readable root, or a word that
-        is not a NUL-free string.
+        is not a NUL-free string. The argv names the launcher by path: ``prepare`` also
+        binds it to the file that was verified.
         """
+        return self._build(argv, readable_roots, disable_network)[0]
+
+    def prepare(
+        self,
+        argv: Sequence[str],
+        *,
+        readable_roots: Iterable[str] = (),
+        disable_network: bool = False,
+    ) -> PreparedCommand:
+        """``command``'s argv, ready to run (``popen``, ``run``, ``exec``): on Linux the
+        launcher is opened before its last check and executed through that descriptor, so
+        a binary swapped after the check is never run. Raises as ``command`` does, and
+        ``LauncherUnavailable`` when the file changed during that check."""
+        import sys
+
+        from launcher_probe.server.prepared import PreparedCommand
+
+        sandboxed, launcher = self._build(argv, readable_roots, disable_network)
+        if launcher is None or sys.platform != "linux":
+            return PreparedCommand(sandboxed, None, sandboxed=launcher is not None)
+        from launcher_probe.server.launcher import open_verified_launcher
+
+        fd, verdict = open_verified_launcher(launcher.codex_executable)
+        if fd is None:
+            raise LauncherUnavailable(
+                f"launcher unusable ({verdict.reason}): {verdict.detail}; "
+                "refusing to run the command"
+            )
+        return PreparedCommand(sandboxed, fd, sandboxed=True)
+
+    def _build(
+        self, argv: Sequence[str], readable_roots: Iterable[str], disable_network: bool
+    ) -> tuple[list[str], LauncherDescriptor | None]:
+        """The argv and the launcher it names (None under the operator's opt-out)."""
         argv = _words(argv, "the command")
         if not argv:
             raise InputRejected("the command to run is empty")
@@ -210,7 +248,7 @@ class SandboxRequest:
                 logger.warning(
                     "running %r UNSANDBOXED because the operator allowed it: %s", argv[0], problem
                 )
-                return list(argv)
+                return list(argv), None
             refused = f"{problem}; refusing to run the command"
             if launcher is None:
                 raise LauncherUnavailable(refused)
@@ -220,7 +258,7 @@ class SandboxRequest:
             sandboxed += ["--sandbox-state-readable-root", root]
         if disable_network:
             sandboxed.append("--sandbox-state-disable-network")
-        return [*sandboxed, "--", *argv]
+        return [*sandboxed, "--", *argv], launcher
 
 
 def _launcher_fingerprint(launcher: LauncherDescriptor | None) -> Fingerprint | None:

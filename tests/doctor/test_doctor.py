@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from launcher_probe.contract import Reason
+from launcher_probe.doctor.filesystem import filesystem_type
 from launcher_probe.doctor.fixes import CHECK_PROBLEMS, fix_for
 from launcher_probe.host.native.shims import host_target
 from tests.conftest import HostEnv, run_cli
@@ -62,6 +63,11 @@ def test_the_json_report_has_every_part(host_env: HostEnv, tmp_path: Path) -> No
             "path": str(host_env.config_dir / "launcher-probe" / "config.toml"),
             "exists": False,
             "codex": None,
+        },
+        "cache": {
+            "directory": str(host_env.cache_dir / "launcher-probe"),
+            "filesystem": filesystem_type(str(host_env.cache_dir)),
+            "warning": None,
         },
     }
     candidates = report["candidates"]
@@ -220,3 +226,16 @@ def test_a_running_helper_is_reported_with_its_socket_and_uptime(host_env: HostE
             assert part["socket"] == str(socket_path)
             assert part["pid"] == helper.process.pid
             assert isinstance(part["uptime"], float) and part["uptime"] >= 0
+
+
+def test_a_codex_config_with_a_key_of_too_many_parts_is_refused_at_once(
+    host_env: HostEnv, tmp_path: Path
+) -> None:
+    """200 KB of one table header: over 60 s of tomllib before, refused now."""
+    from launcher_probe.host.discovery.toml_bounded import MAX_KEY_PARTS
+
+    config = tmp_path / "codex.toml"
+    config.write_text('[mcp_servers.a]\ncommand = "x"\n[' + ".".join(["a"] * 100_000) + "]\n")
+    done = run_cli("doctor", "--codex-config", str(config), env=host_env.env)
+    assert done.returncode == 4
+    assert f"{config}: a dotted key of more than {MAX_KEY_PARTS} parts (line 3)" in done.stderr

@@ -99,7 +99,12 @@ def entry_lock(lock_file: str, timeout: float) -> Iterator[None]:
         while True:
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
+                if _still_at(fd, lock_file):
+                    break
+                os.close(fd)  # ``cache clear`` removed it meanwhile: lock the one there now
+                fd = -1
+                fd = _open(lock_file)
+                continue
             except BlockingIOError:
                 pass
             except OSError as error:
@@ -115,4 +120,16 @@ def entry_lock(lock_file: str, timeout: float) -> Iterator[None]:
         finally:
             fcntl.flock(fd, fcntl.LOCK_UN)
     finally:
-        os.close(fd)
+        if fd >= 0:
+            os.close(fd)
+
+
+def _still_at(fd: int, lock_file: str) -> bool:
+    """Whether the locked ``fd`` is still the file at ``lock_file`` (not unlinked by a
+    ``cache clear`` between the open and the lock)."""
+    try:
+        here = os.stat(lock_file, follow_symlinks=False)
+    except FileNotFoundError:
+        return False
+    held = os.fstat(fd)
+    return (here.st_dev, here.st_ino) == (held.st_dev, held.st_ino)

@@ -46,7 +46,9 @@ def cache_root() -> str:
     """``$LAUNCHER_PROBE_CACHE_DIR``, else platformdirs' user cache dir for launcher-probe
     (see :func:`user_cache_dir`).
 
-    CacheUnavailable when the variable names a relative path (it would follow the cwd).
+    CacheUnavailable when the variable names a relative path, or one through a procfs
+    magic link (``/proc/self/cwd``, ``/proc/self/root``...): either would follow the
+    process, not name a place.
     """
     given = os.environ.get(CACHE_DIR_ENV)
     if given:
@@ -54,8 +56,27 @@ def cache_root() -> str:
             raise CacheUnavailable(
                 f"{CACHE_DIR_ENV}={given!r} is not an absolute path; cache not used"
             )
+        if _through_magic_link(given):
+            raise CacheUnavailable(
+                f"{CACHE_DIR_ENV}={given!r} leads through a procfs magic link (it would "
+                "follow the process); cache not used"
+            )
         return given
     return user_cache_dir()
+
+
+def _through_magic_link(path: str) -> bool:
+    """Whether walking ``path`` meets a procfs magic link (where it ends, if missing, is
+    for the directory checks to say)."""
+    import errno
+
+    from launcher_probe.host.paths.walk import walk
+
+    try:
+        walk(path)
+    except OSError as error:
+        return error.errno == errno.EINVAL
+    return False
 
 
 def user_cache_dir() -> str:

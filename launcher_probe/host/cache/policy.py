@@ -75,6 +75,14 @@ class ResolverConfig(Value):
         )
 
 
+def _shown_bubblewrap(result: ProbeResult) -> dict[str, str | None] | None:
+    """The record's bubblewrap for a listing, its path shown with ``printable``."""
+    if result.bubblewrap is None:
+        return None
+    shown = result.bubblewrap.to_json()
+    return {**shown, "path": None if shown["path"] is None else printable(shown["path"])}
+
+
 class VerdictCache:
     """This host's records in one cache root. Thread-safe; every method is a short critical
     section on the filesystem or the memory front."""
@@ -225,6 +233,7 @@ class VerdictCache:
                     "age": now - record.probed_at,
                     "state": "fresh" if why is None else "stale",
                     "why": why,
+                    "bubblewrap": _shown_bubblewrap(record.result),
                 }
             )
         return {

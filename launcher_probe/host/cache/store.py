@@ -8,6 +8,7 @@ hands back was read from a private, regular, well-formed file of this host.
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import json
 import os
 import stat
@@ -117,11 +118,14 @@ class RecordStore:
 
     def record_files(self) -> list[str]:
         """Every ``*.json`` entry of this host's directory, sorted by name."""
+        return self._entries(".json")
+
+    def _entries(self, suffix: str) -> list[str]:
         try:
             names = sorted(os.listdir(self.directory))
         except FileNotFoundError:
             return []
-        return [os.path.join(self.directory, name) for name in names if name.endswith(".json")]
+        return [os.path.join(self.directory, name) for name in names if name.endswith(suffix)]
 
     def write(self, record: CacheRecord) -> str:
         """Store ``record`` atomically (temporary file, fsync, replace), 0600, making the
@@ -149,20 +153,35 @@ class RecordStore:
 
     def remove(self, file: str) -> bool:
         """Unlink ``file`` unless it is a directory; True when it was removed."""
-        with contextlib.suppress(OSError):
-            if not stat.S_ISDIR(os.lstat(file).st_mode):
-                os.unlink(file)
-                return True
-        return False
+        try:
+            return _unlink_unless_directory(file)
+        except OSError:
+            return False
 
     def clear(self) -> int:
-        """Remove every record file, trusted or not, and every writer's temporary file,
-        reading none of them; the number of record files removed."""
-        removed = 0
-        for file in self.record_files():
-            removed += self.remove(file)
-        for file in self._temporaries():
-            self.remove(file)
+        """Remove every record file, trusted or not, every writer's temporary file and
+        every lock file no one holds, reading none of them; the number of record files
+        removed. A directory in a record's place is left. CacheUnavailable, once all else
+        is removed, when a record file cannot be removed (it would stay in use)."""
+        removed, failed = 0, []
+        try:
+            for file in self.record_files():
+                try:
+                    removed += _unlink_unless_directory(file)
+                except OSError as error:
+                    failed.append(f"{printable(file)} ({error.strerror or error})")
+            for file in self._temporaries():
+                self.remove(file)
+            for file in self._entries(".lock"):
+                remove_unheld_lock(file)
+        except OSError as error:  # the directory itself cannot be listed
+            failed.append(f"{printable(self.directory)} ({error.strerror or error})")
+        if failed:
+            raise CacheUnavailable(
+                f"removed {removed} record(s); cannot remove {len(failed)}: "
+                + ", ".join(failed[:3])
+                + (", ..." if len(failed) > 3 else "")
+            )
         return removed
 
     def sweep(self, now: float | None = None) -> None:
@@ -181,6 +200,7 @@ class RecordStore:
                 record = self.read(file).record
                 if record is not None and not os.path.lexists(record.path):
                     self.remove(file)
+                    remove_unheld_lock(self.lock_file(record.path))
 
     def _temporaries(self) -> list[str]:
         try:
@@ -192,6 +212,31 @@ class RecordStore:
             for name in names
             if name.startswith(_TEMPORARY_PREFIX) and name.endswith(_TEMPORARY_SUFFIX)
         ]
+
+
+def _unlink_unless_directory(file: str) -> bool:
+    """Unlink ``file`` unless it is a directory (or gone); True when it was removed."""
+    try:
+        if stat.S_ISDIR(os.lstat(file).st_mode):
+            return False
+        os.unlink(file)
+    except FileNotFoundError:
+        return False
+    return True
+
+
+def remove_unheld_lock(file: str) -> None:
+    """Unlink the lock file ``file`` while holding its lock, unless another holds it (or it
+    is a directory); never fails. A waiter that opened it before checks, once it holds the
+    lock, that the file is still the one at the path (``entry_lock``)."""
+    with contextlib.suppress(OSError):
+        fd = os.open(file, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+        try:
+            if stat.S_ISREG(os.fstat(fd).st_mode):
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            os.unlink(file)
+        finally:
+            os.close(fd)
 
 
 def _make_directory(directory: str, *, parents: bool) -> None:

@@ -26,7 +26,8 @@ def configured_codex(path: Path | None = None) -> str | None:
     Raises ConfigError (naming the file, and the line for TOML errors), and nothing else,
     when the file is unreadable, no regular file, over ``MAX_CONFIG_BYTES``, not UTF-8,
     malformed or beyond what the TOML parser can take (nested too deeply, a number too
-    long), writable by another user, or ``codex`` is no string.
+    long, a dotted key of more than ``toml_bounded.MAX_KEY_PARTS`` parts), writable by
+    another user, or ``codex`` is no string.
     """
     path = config_file() if path is None else path
     try:
@@ -43,15 +44,17 @@ def configured_codex(path: Path | None = None) -> str | None:
         raise ConfigError(f"{path}: refusing a config another user could change: {unsafe}")
     import tomllib  # only when there is a config file: keeps a resolve without one light
 
+    from launcher_probe.host.discovery import toml_bounded
+
     try:
-        table = tomllib.loads(raw.decode("utf-8"))
+        table = toml_bounded.loads(raw.decode("utf-8"))
     except UnicodeDecodeError as error:
         raise ConfigError(f"{path}: not UTF-8 (byte {error.start})") from error
     except tomllib.TOMLDecodeError as error:
         raise ConfigError(f"{path}: {error}") from error
     except RecursionError as error:
         raise ConfigError(f"{path}: nested too deeply") from error
-    except (ValueError, MemoryError) as error:  # an integer over the conversion limit, say
+    except (ValueError, MemoryError) as error:  # a key of too many parts, a huge integer
         raise ConfigError(f"{path}: cannot be parsed: {error}") from error
     value = table.get(CODEX_KEY)
     if value is not None and not isinstance(value, str):

@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import os
 import selectors
+import signal
 import subprocess
 import time
 from collections.abc import Iterable, Mapping, Sequence
@@ -79,28 +80,35 @@ class _Sink:
         return Captured(b"".join(self.chunks), self.total)
 
 
-class _Step(Protocol):
-    """A started child as ``run_bounded`` drives it."""
+class Step(Protocol):
+    """A started child as ``run_bounded`` (or doctor's server check) drives it."""
 
+    pid: int
     #: The read ends of its stdout and stderr.
     pipes: tuple[int, int]
+    #: The write end of its stdin, when it was started with a stdin pipe.
+    stdin: int | None
     #: Readable when it may have exited (None: poll ``exited``).
     exit_fd: int | None
 
     def exited(self) -> bool: ...
     def after_exit(self, open_pipes: Iterable[int]) -> None: ...
     def wait(self, deadline: float) -> None: ...
+    def terminate(self) -> None: ...
     def stop(self) -> int | None: ...
+    def close_stdin(self) -> None: ...
     def close(self) -> None: ...
 
 
 class _DirectStep:
     """A direct child in its own session: what is left without a supervisor."""
 
-    def __init__(self, argv: Sequence[str], env: Mapping[str, str], cwd: str) -> None:
+    def __init__(
+        self, argv: Sequence[str], env: Mapping[str, str], cwd: str, *, stdin: bool = False
+    ) -> None:
         self.child = subprocess.Popen(
             list(argv),
-            stdin=subprocess.DEVNULL,
+            stdin=subprocess.PIPE if stdin else subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             env=dict(env),
@@ -108,7 +116,9 @@ class _DirectStep:
             start_new_session=True,
         )
         assert self.child.stdout is not None and self.child.stderr is not None
+        self.pid = self.child.pid
         self.pipes = (self.child.stdout.fileno(), self.child.stderr.fileno())
+        self.stdin = None if self.child.stdin is None else self.child.stdin.fileno()
         self.exit_fd = open_pidfd(self.child.pid)
 
     def exited(self) -> bool:
@@ -124,6 +134,12 @@ class _DirectStep:
         with contextlib.suppress(subprocess.TimeoutExpired):
             self.child.wait(max(deadline - time.monotonic(), 0))
 
+    def terminate(self) -> None:
+        """SIGTERM its process group while it is unreaped (its id cannot be reused)."""
+        if self.child.returncode is None:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(self.child.pid, signal.SIGTERM)
+
     def stop(self) -> int | None:
         if self.child.returncode is not None:
             return self.child.returncode
@@ -131,7 +147,14 @@ class _DirectStep:
         self.child.wait()
         return None
 
+    def close_stdin(self) -> None:
+        if self.child.stdin is not None:
+            with contextlib.suppress(OSError):
+                self.child.stdin.close()
+            self.stdin = None
+
     def close(self) -> None:
+        self.close_stdin()
         if self.exit_fd is not None:
             os.close(self.exit_fd)
         for stream in (self.child.stdout, self.child.stderr):
@@ -158,13 +181,26 @@ def run_bounded(
             supervised = chosen.start(deadline)
         except NotReady:
             return Finished(None, Captured(b"", 0), Captured(b"", 0))
-        step: _Step = (
-            SupervisedStep(chosen, argv, env, cwd) if supervised else _DirectStep(argv, env, cwd)
-        )
-        return _drive(step, deadline, limit)
+        return _drive(start_step(chosen, supervised, argv, env, cwd), deadline, limit)
 
 
-def _drive(step: _Step, deadline: float, limit: int) -> Finished:
+def start_step(
+    supervisor: Supervisor,
+    supervised: bool,
+    argv: Sequence[str],
+    env: Mapping[str, str],
+    cwd: str,
+    *,
+    stdin: bool = False,
+) -> Step:
+    """Start ``argv`` below ``supervisor`` when it is ``supervised`` (started), else as a
+    direct child in its own session; with ``stdin``, on a pipe the caller writes."""
+    if supervised:
+        return SupervisedStep(supervisor, argv, env, cwd, stdin=stdin)
+    return _DirectStep(argv, env, cwd, stdin=stdin)
+
+
+def _drive(step: Step, deadline: float, limit: int) -> Finished:
     """Drain the step's pipes until both end or the deadline passes; leave nothing running."""
     sinks = {fd: _Sink(limit) for fd in step.pipes}
     open_pipes = set(sinks)

@@ -18,15 +18,16 @@ import errno
 import json
 import os
 import re
-import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from launcher_probe.contract import Reason
+from launcher_probe.host.bubblewrap import Bubblewrap, bubblewrap_for
 from launcher_probe.host.probe.bounded_run import Captured, Finished, run_bounded
 from launcher_probe.host.probe.exec_failure import exec_failure
+from launcher_probe.host.probe.private_dir import private_directory
 from launcher_probe.host.probe.sandbox_failure import sandbox_failure, stderr_gist
 from launcher_probe.host.probe.supervisor_client import Supervisor
 from launcher_probe.host.probe_result import DEFAULT_TIMEOUT, ProbeLevel, ProbeResult, ProbeStep
@@ -245,15 +246,12 @@ def probe_launcher(
     steps: list[ProbeStep] = []
     version: str | None = None
     failure: _Failed | None = None
+    bubblewrap: Bubblewrap | None = None
     try:
         # The supervisor ends (all it started killed and reaped) before the directory goes.
-        with (
-            tempfile.TemporaryDirectory(
-                prefix="launcher-probe-", ignore_cleanup_errors=True
-            ) as temporary,
-            Supervisor() as supervisor,
-        ):
-            probe = _Probe(path, Path(temporary), started + timeout, steps, supervisor)
+        with private_directory() as temporary, Supervisor() as supervisor:
+            probe = _Probe(path, temporary, started + timeout, steps, supervisor)
+            bubblewrap = bubblewrap_for(path, probe.env["PATH"], str(temporary))
             version = probe.identity()
             probe.capability()
             if level is ProbeLevel.ENFORCEMENT:
@@ -274,4 +272,5 @@ def probe_launcher(
         duration=time.monotonic() - started,
         steps=tuple(steps),
         transient=failure is not None and failure.transient,
+        bubblewrap=bubblewrap,
     )

@@ -108,10 +108,11 @@ class Supervisor:
         return self._channel.fileno()
 
     def spawn(
-        self, argv: Sequence[str], env: Mapping[str, str], cwd: str, stdio: tuple[int, int]
+        self, argv: Sequence[str], env: Mapping[str, str], cwd: str, stdio: Sequence[int]
     ) -> int:
-        """Start ``argv`` below the supervisor with ``stdio`` as its stdout and stderr;
-        return its pid. Raises OSError as spawning it directly would."""
+        """Start ``argv`` below the supervisor with ``stdio`` as its stdout and stderr (or
+        stdin, stdout and stderr); return its pid. Raises OSError as spawning it directly
+        would."""
         assert self._channel is not None
         words = [os.fsencode(word) for word in argv]
         variables = [os.fsencode(key) + b"=" + os.fsencode(value) for key, value in env.items()]
@@ -140,6 +141,12 @@ class Supervisor:
         if not select.select([self._channel], [], [], min(remaining, HANG_GUARD))[0]:
             return None
         return self._channel.recv(64)
+
+    def terminate(self) -> None:
+        """SIGTERM the running step's process group (while it is unreaped); no answer."""
+        if self._channel is not None:
+            with contextlib.suppress(OSError):
+                self._channel.send(b"term")
 
     def kill(self) -> None:
         """Kill the running step and all it left; return once all is reaped."""
@@ -187,21 +194,32 @@ class SupervisedStep:
     """One step run below a ``Supervisor``; the step protocol of ``process.run_bounded``."""
 
     def __init__(
-        self, supervisor: Supervisor, argv: Sequence[str], env: Mapping[str, str], cwd: str
+        self,
+        supervisor: Supervisor,
+        argv: Sequence[str],
+        env: Mapping[str, str],
+        cwd: str,
+        *,
+        stdin: bool = False,
     ) -> None:
         self.supervisor = supervisor
         fds: list[int] = []
         try:
             fds += os.pipe()
             fds += os.pipe()
-            self.pid = supervisor.spawn(argv, env, cwd, (fds[1], fds[3]))
+            if stdin:
+                fds += os.pipe()
+            given = (fds[4], fds[1], fds[3]) if stdin else (fds[1], fds[3])
+            self.pid = supervisor.spawn(argv, env, cwd, given)
         except BaseException:
             for fd in fds:
                 os.close(fd)
             raise
-        os.close(fds[1])
-        os.close(fds[3])
+        for fd in given:
+            os.close(fd)
         self.pipes = (fds[0], fds[2])
+        #: The write end of its stdin pipe (with ``stdin``), the caller's to close.
+        self.stdin = fds[5] if stdin else None
         self.exit_fd: int | None = supervisor.fileno()
         self.status: int | None = None
         self.ended = False
@@ -229,12 +247,23 @@ class SupervisedStep:
                 self.status, self.ended = int(reply.split()[1]), True
         return self.ended
 
+    def terminate(self) -> None:
+        """SIGTERM its process group unless it has exited."""
+        if not self.ended:
+            self.supervisor.terminate()
+
     def stop(self) -> int | None:
         """The exit status, or None after killing the step and all it started."""
         if not self.ended:
             self.supervisor.kill()
         return self.status
 
+    def close_stdin(self) -> None:
+        if self.stdin is not None:
+            os.close(self.stdin)
+            self.stdin = None
+
     def close(self) -> None:
+        self.close_stdin()
         for fd in self.pipes:
             os.close(fd)

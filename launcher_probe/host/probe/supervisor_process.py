@@ -9,6 +9,10 @@ costs about one bare interpreter start-up.
 - It makes itself a child subreaper (``PR_SET_CHILD_SUBREAPER``): whatever a step starts
   stays below it. A daemon that double-forks, leaves the session and closes its stdio is
   re-parented to the supervisor, not to init, so the whole tree can be found and killed.
+- It is two processes, both subreapers: a keeper (the caller's child) and the server
+  below it, so that one SIGKILL (the OOM killer, an admin) still leaves nothing running:
+  the keeper kills what a killed server left to it, and the server kills all below it
+  when the keeper dies.
 - When a step exits, everything it left behind is killed and reaped before its exit status
   is reported: nothing a step starts outlives it.
 - When its parent dies (watched on a pidfd, so it does not depend on which thread started
@@ -18,7 +22,9 @@ costs about one bare interpreter start-up.
 The protocol: one message per SOCK_SEQPACKET packet.
 
 - parent to supervisor: ``spawn`` then NUL-separated cwd, argv count, argv and environment,
-  with the step's stdout and stderr as SCM_RIGHTS; ``kill``; the end of the stream.
+  with the step's stdout and stderr (or stdin, stdout and stderr) as SCM_RIGHTS; ``term``
+  (SIGTERM to the running step's process group, no answer); ``kill``; the end of the
+  stream.
 - supervisor to parent: ``ready`` (or ``unsupported ERRNO``) first; ``started PID`` or
   ``error ERRNO`` after a spawn; ``exit STATUS`` (as ``os.waitstatus_to_exitcode``) once the
   step exited and all it left is reaped; ``killed`` after a kill, once all is reaped.
@@ -33,10 +39,14 @@ import os
 import select
 import sys
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from typing import NoReturn
+
 _PR_SET_CHILD_SUBREAPER = 36
 #: Room for one spawn message (argv and environment); a larger one is refused with EMSGSIZE.
 MESSAGE_LIMIT = 1 << 20
-_FD_SPACE = _socket.CMSG_SPACE(2 * 4)
+_FD_SPACE = _socket.CMSG_SPACE(3 * 4)
 #: What the interpreter ignores at start-up and a step must get back at their defaults.
 _RESET_SIGNALS = (_signal.SIGPIPE, _signal.SIGXFSZ)
 
@@ -49,28 +59,62 @@ def main() -> None:
         parent = os.pidfd_open(int(sys.argv[2]))
         if os.getppid() != int(sys.argv[2]):
             return  # the parent died before its pidfd was opened
-        # prctl(2) from this process's own symbols (libc); int arguments as C ints.
-        prctl = _ctypes.dlsym(_ctypes.dlopen(None), "prctl")  # type: ignore[arg-type]
-        if _ctypes.call_function(prctl, (_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)) != 0:
-            raise OSError(0, "PR_SET_CHILD_SUBREAPER")
+        _become_subreaper()
+        keeper = _split()
+        if keeper is None:
+            channel.close()  # the caller sees the server's death as the end of the socket
+            _keep()
+        _become_subreaper()
     except OSError as error:
         channel.send(b"unsupported %d" % (error.errno or 0))
         return
     try:
         channel.send(b"ready")
-        _serve(channel, parent)
+        _serve(channel, parent, keeper)
     finally:
         _kill_all()
     os._exit(0)  # nothing to flush or finalize: the parent waits for this exit
 
 
-def _serve(channel: _socket.socket, parent: int) -> None:
-    """Answer requests until the socket closes or the parent dies."""
+def _become_subreaper() -> None:
+    """prctl(2) from this process's own symbols (libc); int arguments as C ints."""
+    prctl = _ctypes.dlsym(_ctypes.dlopen(None), "prctl")  # type: ignore[arg-type]
+    if _ctypes.call_function(prctl, (_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)) != 0:
+        raise OSError(0, "PR_SET_CHILD_SUBREAPER")
+
+
+def _split() -> int | None:
+    """Fork into a keeper (this process, the caller's child) and the server below it; in
+    the server, the keeper's pidfd; None in the keeper.
+
+    Two subreapers, so that one SIGKILL (the OOM killer, an admin) leaves nothing running:
+    a killed server's orphans are re-parented to the keeper, which kills them; a killed
+    keeper is seen by the server, which kills all below it."""
+    keeper = os.getpid()
+    if os.fork() != 0:
+        return None
+    watch = os.pidfd_open(keeper)
+    if os.getppid() != keeper:
+        os._exit(0)  # the keeper died already: nothing was started
+    return watch
+
+
+def _keep() -> NoReturn:
+    """The keeper: wait for the server to end, kill and reap whatever was left, exit."""
+    try:
+        os.wait()
+    finally:
+        _kill_all()
+        os._exit(0)
+
+
+def _serve(channel: _socket.socket, parent: int, keeper: int) -> None:
+    """Answer requests until the socket closes or the parent or the keeper dies."""
     step: tuple[int, int] | None = None  # its pid and pidfd
     while True:
-        watched = [channel.fileno(), parent] + ([] if step is None else [step[1]])
+        watched = [channel.fileno(), parent, keeper] + ([] if step is None else [step[1]])
         ready = select.select(watched, [], [])[0]
-        if parent in ready:
+        if parent in ready or keeper in ready:
             return
         if step is not None and step[1] in ready:
             _, status = os.waitpid(step[0], 0)
@@ -93,7 +137,10 @@ def _serve(channel: _socket.socket, parent: int) -> None:
                     os.close(step[1])
                 step = None
                 channel.send(b"killed")
-            elif message.startswith(b"spawn\0") and len(received) == 2 and step is None:
+            elif message == b"term":
+                if step is not None:  # not yet reaped: its group id is still its own
+                    _signal_group(step[0], _signal.SIGTERM)
+            elif message.startswith(b"spawn\0") and len(received) in (2, 3) and step is None:
                 step = _spawn(channel, message, received)
         finally:
             for fd in received:
@@ -108,9 +155,17 @@ def _fds(level: int, kind: int, data: bytes) -> list[int]:
     return [int.from_bytes(data[i : i + 4], sys.byteorder) for i in range(0, usable, 4)]
 
 
+def _signal_group(pid: int, number: int) -> None:
+    try:  # noqa: SIM105 (contextlib would cost another import)
+        os.killpg(pid, number)
+    except OSError:
+        pass
+
+
 def _spawn(channel: _socket.socket, message: bytes, stdio: list[int]) -> tuple[int, int] | None:
-    """Start one step in its own session, stdin on /dev/null (the supervisor's own) and
-    ``stdio`` as its stdout and stderr; report ``started PID`` or ``error ERRNO``."""
+    """Start one step in its own session with ``stdio`` as its stdout and stderr (or stdin,
+    stdout and stderr; else stdin is /dev/null, the supervisor's own); report ``started
+    PID`` or ``error ERRNO``."""
     fields = message.split(b"\0")[1:]
     cwd, argc = fields[0], int(fields[1])
     argv, env = fields[2 : 2 + argc], fields[2 + argc :]
@@ -120,7 +175,10 @@ def _spawn(channel: _socket.socket, message: bytes, stdio: list[int]) -> tuple[i
             argv[0],
             argv,
             {key: value for key, _, value in (item.partition(b"=") for item in env)},
-            file_actions=[(os.POSIX_SPAWN_DUP2, stdio[0], 1), (os.POSIX_SPAWN_DUP2, stdio[1], 2)],
+            file_actions=[
+                (os.POSIX_SPAWN_DUP2, fd, number)
+                for number, fd in enumerate(stdio, start=3 - len(stdio))
+            ],
             setsid=True,
             setsigdef=_RESET_SIGNALS,
         )

@@ -13,6 +13,7 @@ import pytest
 
 from launcher_probe.errors import ConfigError, ExitCode
 from launcher_probe.host.discovery.config_file import MAX_CONFIG_BYTES, configured_codex
+from launcher_probe.host.discovery.toml_bounded import MAX_KEY_PARTS
 from launcher_probe.host.resolver import resolve_launcher
 from tests.conftest import HostEnv, run_cli
 
@@ -25,6 +26,11 @@ BAD_CONFIGS = [
     pytest.param("x = " + "{a=" * 3000 + "1" + "}" * 3000, "nested too deeply", id="deep-tables"),
     pytest.param("x = " + "9" * 5000, "cannot be parsed: Exceeds the limit", id="long-integer"),
     pytest.param("# " + "x" * MAX_CONFIG_BYTES, f"larger than {MAX_CONFIG_BYTES} bytes", id="huge"),
+    pytest.param(
+        ".".join(["a"] * 32000) + " = 1\n",  # 64,004 bytes: 19 s of tomllib before
+        f"cannot be parsed: a dotted key of more than {MAX_KEY_PARTS} parts (line 1)",
+        id="dotted-key",
+    ),
 ]
 
 

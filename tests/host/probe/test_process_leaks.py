@@ -12,6 +12,7 @@ import os
 import select
 import signal
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Iterator
@@ -26,6 +27,7 @@ from launcher_probe.host.probe.steps import probe_launcher
 from tests.conftest import HostEnv
 from tests.fakes import HANG_GUARD, FakeCodex, hanging_probe_cli
 from tests.fakes.codex import DAEMON_MARKER
+from tests.processes import dies_soon
 
 PR_GET_PDEATHSIG = 2
 PR_GET_CHILD_SUBREAPER = 37
@@ -211,3 +213,49 @@ def test_a_killed_command_leaves_its_supervisor_to_kill_the_probe(
     assert len(tree) >= 3, "the supervisor, the fake and its daemon"
     assert [process.pid for process in tree if not gone(process.pid)] == []
     assert live_daemons(fake_codex) == []
+
+
+@pytest.mark.parametrize("killed", ["keeper", "server"])
+def test_a_sigkilled_supervisor_process_leaves_nothing_running(
+    host_env: HostEnv, fake_codex: FakeCodex, tmp_path: Path, killed: str
+) -> None:
+    """The OOM killer or an admin SIGKILLs one of the supervisor's two processes: the other
+    kills the step's tree, the double-forked daemon included, and the probe fails."""
+    argv = ["probe", str(fake_codex.path), "--timeout", "600"]
+    with hanging_probe_cli(fake_codex, argv, host_env.env, tmp_path / "ready.fifo") as cli:
+        tree = psutil.Process(cli.pid).children(recursive=True)
+        supervisors = [p for p in tree if "launcher_probe.host.supervisor" in " ".join(p.cmdline())]
+        (daemon,) = fake_codex.daemon_pids()
+        assert daemon in {process.pid for process in tree}, "the daemon is below the CLI"
+        assert supervisors[0].ppid() == cli.pid, "the keeper is the CLI's child"
+        supervisors[0 if killed == "keeper" else -1].kill()
+        stdout, _ = cli.communicate(timeout=HANG_GUARD)
+    assert "the probe's supervisor process died" in stdout
+    assert [process.pid for process in tree if not gone(process.pid)] == []
+    assert live_daemons(fake_codex) == []
+
+
+def test_a_killed_callers_private_directory_is_swept_by_the_next_probe(
+    host_env: HostEnv,
+    fake_codex: FakeCodex,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """SIGKILL leaves the directory behind; the next probe removes it, and not the one of a
+    probe still running."""
+    temporary = tmp_path / "tmp"
+    temporary.mkdir()
+    env = {**host_env.env, "TMPDIR": str(temporary)}
+    argv = ["probe", str(fake_codex.path), "--timeout", "600"]
+    with hanging_probe_cli(fake_codex, argv, env, tmp_path / "killed.fifo") as cli:
+        supervisor = psutil.Process(cli.pid).children()[0]
+        cli.kill()
+        cli.wait(HANG_GUARD)
+        assert dies_soon(supervisor.pid, HANG_GUARD), "the supervisor kills the probe"
+    (abandoned,) = temporary.iterdir()
+    with hanging_probe_cli(fake_codex, argv, env, tmp_path / "running.fifo"):
+        (running,) = set(temporary.iterdir()) - {abandoned}
+        monkeypatch.setattr(tempfile, "tempdir", str(temporary))
+        fake_codex.set_fault(None)
+        assert probe_launcher(str(fake_codex.path)).ok
+        assert list(temporary.iterdir()) == [running]

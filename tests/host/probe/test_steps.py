@@ -270,6 +270,8 @@ try:
         held.append(os.open(os.devnull, os.O_RDONLY))
 except OSError:
     pass
+if sys.argv[2] == "spawn":
+    os.close(held.pop())  # for the private directory's lock: only the pipes lack one
 print(json.dumps(probe_launcher(sys.argv[1]).to_json()))
 """
     ran = subprocess.run(
@@ -419,8 +421,11 @@ def test_probe_command_json_and_exit_codes(host_env: HostEnv, fake_codex: FakeCo
         "duration",
         "transient",
         "steps",
+        "bubblewrap",
     }
     assert shape["resolved"] == str(fake_codex.path)
+    missing = {"source": "missing", "path": None, "sha256": None}
+    assert shape["bubblewrap"] == missing, "no bwrap on /usr/bin:/bin, none beside the fake"
     fake_codex.set_fault("state_rejected")
     failed = run_cli("probe", str(fake_codex.path), "--json", env=host_env.env)
     assert failed.returncode == 3
