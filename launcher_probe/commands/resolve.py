@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import functools
 
-from launcher_probe.client import VIA, resolve_via
+from launcher_probe.client import VIA, resolve_with_origin
 from launcher_probe.commands.common import add_seconds, add_via, print_json, say_warnings
 from launcher_probe.errors import ExitCode
 
@@ -77,12 +77,13 @@ def resolve_and_print(
     timeout: float | None = None,
     lock_timeout: float | None = None,
 ) -> int:
-    """Resolve (see ``client.resolve_via``) and print the descriptor, or with ``as_json``
-    the whole decision and who made it; NothingUsable when the launcher is withheld."""
+    """Resolve (see ``client.resolve_with_origin``) and print the descriptor, or with
+    ``as_json`` the whole decision and who made it; NothingUsable when the launcher is
+    withheld (saying so when the helper decided)."""
     from launcher_probe.errors import NothingUsable
     from launcher_probe.host.decision import Published
 
-    decision, made_by = resolve_via(
+    decision, origin = resolve_with_origin(
         via,
         codex,
         refresh=refresh,
@@ -91,7 +92,7 @@ def resolve_and_print(
         lock_timeout=lock_timeout,
     )
     if as_json:
-        print_json({**decision.to_json(), "via": made_by})
+        print_json({**decision.to_json(), "via": origin.via})
     else:
         say_warnings(decision.warnings)
     if isinstance(decision, Published):
@@ -99,4 +100,5 @@ def resolve_and_print(
             print_json(decision.descriptor.to_json(), indent=None, wire=True)
         return int(ExitCode.OK)
     detail = " ".join(decision.detail.split())
-    raise NothingUsable(f"launcher withheld: {decision.reason}: {detail}")
+    by = f" ({origin.describe()})" if origin.via == "helper" else ""
+    raise NothingUsable(f"launcher withheld: {decision.reason}: {detail}{by}")

@@ -26,6 +26,7 @@ from launcher_probe.contract import Reason
 from launcher_probe.host.paths import PathVerdict, check_launcher_path, printable
 from launcher_probe.host.sources import ENV_VAR as ENV_VAR  # re-exported
 from launcher_probe.host.sources import Source as Source  # re-exported
+from launcher_probe.host.sources import operator_choice
 
 EXECUTABLE = "codex"
 #: PATH entries looked at (empty and relative ones included); the rest is ``skipped``.
@@ -116,7 +117,7 @@ class Discovery:
 
 def discover(codex: str | None = None) -> Discovery:
     """Every candidate in order; only the operator's one when explicit/env/config names one."""
-    operator = _operator_choice(codex)
+    operator = operator_choice(codex)
     if operator is not None:
         source, path = operator
         searched = ({"source": str(source), "path": printable(path)},)
@@ -158,20 +159,6 @@ def make_candidate(source: Source, path: str) -> Candidate:
         return Candidate(source, path, path, found)
     # The native binary is what gets published: it must pass on its own (UTF-8 included).
     return Candidate(source, path, resolution.native, check_launcher_path(resolution.native))
-
-
-def _operator_choice(codex: str | None) -> tuple[Source, str] | None:
-    if codex is not None:
-        return Source.EXPLICIT, codex
-    from_env = os.environ.get(ENV_VAR)
-    if from_env:
-        return Source.ENV, from_env
-    from launcher_probe.host.config import configured_codex  # platformdirs, tomllib: only now
-
-    configured = configured_codex()
-    if configured is not None:
-        return Source.CONFIG, configured
-    return None
 
 
 class Search:

@@ -67,8 +67,10 @@ def _serve(channel: _socket.socket, parent: int) -> None:
     """Answer requests until the socket closes or the parent dies."""
     step: tuple[int, int] | None = None  # its pid and pidfd
     while True:
-        watched = [channel.fileno(), parent] + ([] if step is None else [step[1]])
-        ready = select.select(watched, [], [])[0]
+        poller = select.poll()  # not select(): it inherits fds of any number from a helper
+        for fd in [channel.fileno(), parent] + ([] if step is None else [step[1]]):
+            poller.register(fd, select.POLLIN)
+        ready = [fd for fd, _ in poller.poll()]
         if parent in ready:
             return
         if step is not None and step[1] in ready:
