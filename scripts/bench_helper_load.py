@@ -146,6 +146,12 @@ def _default_codex() -> str | None:
     return found[-1] if found else None
 
 
+def _shown(value: object) -> str:
+    if isinstance(value, list):
+        return " / ".join(_shown(item) for item in value)
+    return f"{value:.3f}" if isinstance(value, float) else str(value)
+
+
 def _load() -> str:
     return " ".join(f"{value:.2f}" for value in os.getloadavg())
 
@@ -250,9 +256,7 @@ def main() -> int:
     print(f"helper under load (load average {_load()}; {os.cpu_count()} cores; {codex})")
     for row in rows:
         values = {k: v for k, v in row.items() if k not in ("row", "goal", "met")}
-        shown = ", ".join(
-            f"{k} {v:.3f}" if isinstance(v, float) else f"{k} {v}" for k, v in values.items()
-        )
+        shown = ", ".join(f"{k} {_shown(v)}" for k, v in values.items())
         print(f"  {row['row']}: {shown}  [{row['goal']}: {'met' if row['met'] else 'NOT met'}]")
     return 0
 
