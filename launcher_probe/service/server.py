@@ -53,7 +53,7 @@ DEFAULT_IDLE_TIMEOUT = 30.0
 #: Idle connections are looked for this often (seconds; more often for short idle times).
 IDLE_SWEEP = 0.25
 #: When file descriptors run out, the listener rests this long (seconds) before accepting
-#: again (or until a connection closes).
+#: again (what waits meanwhile stays in the listen backlog).
 ACCEPT_PAUSE = 0.25
 #: accept() failures that mean "out of resources", not "this connection failed".
 _SHORTAGE = frozenset({errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM})
@@ -213,7 +213,7 @@ class Server:
         suffix = self.shortages.allow()
         if suffix is not None:
             log.warning(
-                "accept failed: %s; not accepting for %g s (or until a connection closes)%s",
+                "accept failed: %s; not accepting for %g s%s",
                 error,
                 ACCEPT_PAUSE,
                 suffix,
