@@ -1,7 +1,11 @@
 """The helper's client: ask a running ``launcher-probe serve``, or do the work in process.
 
-``resolve_via("auto", ...)`` asks the helper when its socket answers and falls back to
-``resolve_launcher`` when there is none, it refuses, or it dies before answering.
+``resolve_via("auto", ...)`` answers from this user's own verdict record when the operator
+named a path (``--codex``, ``$LAUNCHER_PROBE_CODEX``, the config file) and it holds a fresh
+passed verdict; else it asks the helper when its socket answers, sending that operator path
+as the request's ``codex`` (the client's setting wins over the helper's environment), and
+falls back to ``resolve_launcher`` when there is no helper, it refuses, it dies before
+answering, or its answer is unusable (malformed, or for another path than the one asked).
 Uses the ``_socket`` core (``socket``'s enums would cost a warm CLI resolve more than the
 round trip) and imports the decision types only once there is an answer.
 """
@@ -48,6 +52,25 @@ LOCK_WAIT = DEFAULT_LOCK_TIMEOUT
 PROBE_TIMEOUT = DEFAULT_TIMEOUT
 #: The longest answer line read.
 MAX_ANSWER_BYTES = 16 << 20
+#: The deepest answer parsed: a ``_meta`` (64 levels) inside the envelope.
+MAX_ANSWER_DEPTH = 72
+
+
+class Origin:
+    """Who made a decision: ``via`` is ``"helper"`` or ``"local"``; ``pid`` the helper's
+    process (from the socket's peer credentials; None where the system does not say)."""
+
+    __slots__ = ("pid", "via")
+
+    def __init__(self, via: str, pid: int | None = None) -> None:
+        self.via = via
+        self.pid = pid
+
+    def describe(self) -> str:
+        """``decided by the helper, pid N`` (or ``decided in this process``)."""
+        if self.via != "helper":
+            return "decided in this process"
+        return "decided by the helper" + ("" if self.pid is None else f", pid {self.pid}")
 
 
 class HelperUnavailable(LauncherProbeError):
@@ -66,6 +89,11 @@ class HelperError(HelperUnavailable):
         self.detail = detail
 
 
+class HelperNotAsked(HelperUnavailable):
+    """The socket's directory is not safe to use (another user's): no helper was asked;
+    the message is a warning worth showing."""
+
+
 def request(
     op: str,
     fields: dict[str, Any] | None = None,
@@ -77,13 +105,28 @@ def request(
 
     ``wait`` bounds the whole exchange, in seconds; ``socket_path`` defaults to
     ``$LAUNCHER_PROBE_SOCKET`` or the user runtime dir's. HelperUnavailable when no helper
-    of this user answers; HelperError when it answers with an error; InputRejected when
-    ``fields`` are not JSON.
+    of this user answers (HelperNotAsked when the runtime directory is another user's) or
+    its answer is no strict JSON within bounds; HelperError when it answers with an error;
+    InputRejected when ``fields`` are not JSON.
     """
-    from launcher_probe.service.location import default_socket
-    from launcher_probe.service.peer import peer_uid
+    return exchange(op, fields, wait=wait, socket_path=socket_path)[0]
 
-    path = socket_path or default_socket()
+
+def exchange(
+    op: str,
+    fields: dict[str, Any] | None = None,
+    *,
+    wait: float,
+    socket_path: str | None = None,
+) -> tuple[dict[str, Any], int | None]:
+    """:func:`request`, and the pid of the helper that answered (None where unknown)."""
+    from launcher_probe.service.location import UnsafeRuntimeDir, default_socket
+    from launcher_probe.service.peer import peer
+
+    try:
+        path = socket_path or default_socket()
+    except UnsafeRuntimeDir as error:
+        raise HelperNotAsked(f"not asking the helper: {error}") from error
     try:
         line = json.dumps({"v": 1, "op": op, **(fields or {})}, ensure_ascii=False).encode()
     except (TypeError, ValueError) as error:
@@ -93,7 +136,8 @@ def request(
     try:
         connection.settimeout(min(CONNECT_TIMEOUT, wait))
         connection.connect(path)
-        if peer_uid(connection) != os.geteuid():
+        pid, uid = peer(connection)
+        if uid != os.geteuid():
             raise HelperUnavailable(f"{path} is served by another user; not asking it")
         connection.settimeout(max(deadline - time.monotonic(), 0.001))
         connection.sendall(line + b"\n")
@@ -102,7 +146,7 @@ def request(
         raise HelperUnavailable(f"no helper answered on {path}: {error}") from error
     finally:
         connection.close()
-    return _result(answer, path)
+    return _result(answer, path), pid
 
 
 def _read_line(connection: _socket.socket, deadline: float) -> bytes:
@@ -119,19 +163,26 @@ def _read_line(connection: _socket.socket, deadline: float) -> bytes:
 
 
 def _result(answer: bytes, path: str) -> dict[str, Any]:
+    """The ``result`` of an answer line, parsed strictly (``json_input``) within
+    MAX_ANSWER_BYTES and MAX_ANSWER_DEPTH; HelperError for an error answer."""
+    from launcher_probe.json_input import InvalidJSON, Limits, loads_strict
+
+    limits = Limits(max_bytes=MAX_ANSWER_BYTES, max_depth=MAX_ANSWER_DEPTH)
     try:
-        response = json.loads(answer)
+        response = loads_strict(answer.decode("utf-8"), "the answer", limits)
         if response["ok"] is True and isinstance(response["result"], dict):
             result: dict[str, Any] = response["result"]
             return result
         error = response["error"]
-        reason, detail = str(error["reason"]), str(error["detail"])
-    except (ValueError, KeyError, TypeError) as error:
-        raise HelperUnavailable(f"unreadable answer from {path}: {error!r}") from error
+        reason, detail = error["reason"], error["detail"]
+        if response["ok"] is not False or not (isinstance(reason, str) and isinstance(detail, str)):
+            raise TypeError("not an answer of protocol version 1")
+    except (InvalidJSON, UnicodeDecodeError, KeyError, TypeError) as error:
+        raise HelperUnavailable(f"unreadable answer from {path}: {error}") from error
     raise HelperError(reason, detail)
 
 
-def decision_from_json(value: dict[str, Any]) -> Decision:
+def decision_from_json(value: dict[str, Any], asked: str | None = None) -> Decision:
     """The Decision a ``resolve`` result (``Decision.to_json()``) describes; ValueError,
     KeyError or TypeError when it is not one.
 
@@ -139,7 +190,9 @@ def decision_from_json(value: dict[str, Any]) -> Decision:
     of the path as found and of the native binary, which must show the same files as the
     result's hops and pass the path rules (OSError when it cannot be walked), and this
     user's verdict cache must hold a fresh passed verdict for exactly that walk: a helper
-    is trusted to have probed, never to say what passed.
+    is trusted to have probed, never to say what passed. With ``asked`` (the operator's
+    path the request named), the launcher must be for that path, reached from it by
+    symlinks alone, as a record on disk must be to be published without discovery.
     """
     from launcher_probe.contract import LauncherDescriptor, Reason
     from launcher_probe.host.decision import PassedOver, Published, Withheld
@@ -159,17 +212,25 @@ def decision_from_json(value: dict[str, Any]) -> Decision:
     if value["decision"] == "published":
         descriptor = LauncherDescriptor.from_json(value["launcher"])
         hops = value["fingerprint"]
-        fingerprint = Fingerprint.of(str(hops[0]["path"]), descriptor.codex_executable)
+        found = hops[0]["path"]
+        if asked is not None and (found != asked or value["path"] != asked):
+            raise ValueError(f"the helper answered for {found!r}, not for the path asked about")
+        fingerprint = Fingerprint.of(str(found), descriptor.codex_executable)
         if fingerprint.to_json() != hops or not fingerprint.verdict().ok:
             raise ValueError("the launcher on disk is not the one the helper verified")
+        if asked is not None and fingerprint.end != fingerprint.native:
+            raise ValueError("the launcher is not reached from the path asked by symlinks alone")
         _require_passed_verdict(fingerprint)
+        probed_at = value["probed_at"]
+        if not isinstance(probed_at, int | float) or isinstance(probed_at, bool):
+            raise TypeError("probed_at must be a number")
         return Published(
             descriptor=descriptor,
             source=str(value["source"]),
             version=str(value["version"]),
             fingerprint=fingerprint,
             from_cache=bool(value["from_cache"]),
-            probed_at=float(value["probed_at"]),
+            probed_at=float(probed_at),
             warnings=warnings,
             tried=tried,
         )
@@ -202,21 +263,55 @@ def resolve_via(
     timeout: float | None = None,
     lock_timeout: float | None = None,
 ) -> tuple[Decision, str]:
-    """The decision for ``codex`` and who made it (``"helper"`` or ``"local"``).
+    """The decision for ``codex`` and who made it (``"helper"`` or ``"local"``): see
+    :func:`resolve_with_origin`."""
+    decision, origin = resolve_with_origin(
+        via, codex, refresh=refresh, use_cache=use_cache, timeout=timeout, lock_timeout=lock_timeout
+    )
+    return decision, origin.via
 
-    ``via``: ``"auto"`` (the helper when it answers, else in process), ``"helper"`` (only
-    the helper: HelperUnavailable otherwise), ``"local"``. The other arguments are
+
+def resolve_with_origin(
+    via: str,
+    codex: str | None = None,
+    *,
+    refresh: bool = False,
+    use_cache: bool = True,
+    timeout: float | None = None,
+    lock_timeout: float | None = None,
+) -> tuple[Decision, Origin]:
+    """The decision for ``codex`` and its Origin.
+
+    ``via``: ``"auto"`` (this user's record for the operator's path, else the helper when it
+    answers, else in process), ``"helper"`` (only the helper: HelperUnavailable otherwise),
+    ``"local"``. The operator's path (``codex``, else ``$LAUNCHER_PROBE_CODEX``, else the
+    config file's; ConfigError when that file is unusable) is what the helper is asked
+    about, so its own environment never overrides the client's. The other arguments are
     ``resolve_launcher``'s (``None``: its defaults); ``use_cache=False`` and
     ``lock_timeout`` apply in process only (``use_cache=False`` with ``"helper"`` is a
-    UsageError). Only the local path imports the resolver.
+    UsageError). Only the local path imports the resolver's slow part (discovery, probe).
     """
     if via not in VIA:
         raise UsageError(f"--via must be one of {', '.join(VIA)}")
     if via == "helper" and not use_cache:
         raise UsageError("--no-cache cannot go through the helper (it keeps verdicts)")
+    warning = None
     if via != "local" and use_cache:
+        from launcher_probe.host.resolver import operator_choice
+
+        operator = operator_choice(codex)
+        if via == "auto" and operator is not None and not refresh:
+            from launcher_probe.host.resolver import published_without_discovery
+
+            known = published_without_discovery(str(operator[0]), operator[1])
+            if known is not None:
+                return known, Origin("local")
         try:
-            return _from_helper(codex, refresh, timeout), "helper"
+            return _from_helper(operator, refresh, timeout)
+        except HelperNotAsked as error:  # said, then resolved in process
+            if via == "helper":
+                raise
+            warning = str(error)
         except (HelperUnavailable, InputRejected):  # no helper, or a path JSON cannot carry
             if via == "helper":
                 raise
@@ -231,17 +326,28 @@ def resolve_via(
             lock_timeout=DEFAULT_LOCK_TIMEOUT if lock_timeout is None else lock_timeout
         ),
     )
-    return decision, "local"
+    if warning is not None:
+        decision = decision.replace(warnings=(warning, *decision.warnings))
+    return decision, Origin("local")
 
 
-def _from_helper(codex: str | None, refresh: bool, timeout: float | None) -> Decision:
-    fields: dict[str, Any] = {"codex": codex, "refresh": refresh}
+def _from_helper(
+    operator: tuple[str, str] | None, refresh: bool, timeout: float | None
+) -> tuple[Decision, Origin]:
+    asked = None if operator is None else operator[1]
+    fields: dict[str, Any] = {"codex": asked, "refresh": refresh}
     if timeout is not None:
         fields["timeout"] = timeout
     # The helper may have to probe, and wait for another prober first: allow for both.
-    result = request("resolve", fields, wait=(timeout or PROBE_TIMEOUT) + LOCK_WAIT)
+    result, pid = exchange("resolve", fields, wait=(timeout or PROBE_TIMEOUT) + LOCK_WAIT)
     try:
-        decision = decision_from_json(result)
-    except (ValueError, KeyError, TypeError, IndexError, OSError) as error:
+        decision = decision_from_json(result, asked)
+    except (ValueError, KeyError, TypeError, IndexError, AttributeError, OSError) as error:
         raise HelperUnavailable(f"the helper's decision is unusable: {error!r}") from error
-    return decision
+    except LauncherProbeError as error:  # a descriptor the contract refuses, say
+        raise HelperUnavailable(f"the helper's decision is unusable: {error}") from error
+    from launcher_probe.host.decision import Published
+
+    if operator is not None and isinstance(decision, Published):
+        decision = decision.replace(source=str(operator[0]))  # the client's source, not "explicit"
+    return decision, Origin("helper", pid)

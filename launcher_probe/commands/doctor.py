@@ -173,11 +173,17 @@ def _launcher(part: dict[str, Any]) -> None:
 def _helper(part: dict[str, Any]) -> None:
     _line(0, "helper")
     if part["running"]:
-        _line(
-            2, f"verdict: running (pid {part['pid']}, up {part['uptime']:.0f} s): {part['socket']}"
-        )
+        up = "" if part["uptime"] is None else f", up {part['uptime']:.0f} s"
+        _line(2, f"verdict: running (pid {part['pid']}{up}): {part['socket']}")
+    elif part["socket"] is None:
+        _line(2, f"verdict: not asked: {part['detail']}")
     else:
         _line(2, f"verdict: not running ({part['socket']}); optional: launcher-probe serve")
+    if part["agrees"]:
+        _line(2, "decision: the same as this process's (above)")
+    elif part["problem"] is not None:
+        _line(2, f"problem: {part['problem']}")
+        _fix(part["fix"], 2)
 
 
 def _servers(part: dict[str, Any]) -> None:

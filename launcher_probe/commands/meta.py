@@ -6,10 +6,10 @@ import argparse
 import re
 
 from launcher_probe.arguments import add_via, argument_text
-from launcher_probe.client import resolve_via
+from launcher_probe.client import resolve_with_origin
 from launcher_probe.commands.common import argument_json, write_stdout
 from launcher_probe.errors import ExitCode, InputRejected, UsageError
-from launcher_probe.host.decision import Decision
+from launcher_probe.host.decision import Decision, Withheld
 from launcher_probe.host.inject import (
     BindingWithToolCall,
     Method,
@@ -104,8 +104,10 @@ def run(args: argparse.Namespace) -> int:
     server = ServerDescription(args.server, transport, capabilities)
 
     def resolve() -> Decision:  # called only when the launcher could be sent
-        decision = resolve_via(args.via, args.codex)[0]
+        decision, origin = resolve_with_origin(args.via, args.codex)
         say_warnings(decision.warnings)
+        if isinstance(decision, Withheld) and origin.via == "helper":
+            say_warnings((f"launcher withheld ({origin.describe()}): {decision.reason}",))
         return decision
 
     try:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 
 from launcher_probe.arguments import add_seconds, add_via
-from launcher_probe.client import VIA, resolve_via
+from launcher_probe.client import VIA, resolve_with_origin
 from launcher_probe.commands.common import print_json
 from launcher_probe.errors import ExitCode, NothingUsable
 from launcher_probe.host.cache.policy import DEFAULT_LOCK_TIMEOUT
@@ -85,10 +85,11 @@ def resolve_and_print(
     timeout: float | None = None,
     lock_timeout: float | None = None,
 ) -> int:
-    """Resolve (see ``client.resolve_via``) and print the descriptor, or with ``as_json``
-    the whole decision and who made it; NothingUsable when the launcher is withheld."""
+    """Resolve (see ``client.resolve_with_origin``) and print the descriptor, or with
+    ``as_json`` the whole decision and who made it; NothingUsable when the launcher is
+    withheld (saying so when the helper decided)."""
 
-    decision, made_by = resolve_via(
+    decision, origin = resolve_with_origin(
         via,
         codex,
         refresh=refresh,
@@ -97,7 +98,7 @@ def resolve_and_print(
         lock_timeout=lock_timeout,
     )
     if as_json:
-        print_json({**decision.to_json(), "via": made_by})
+        print_json({**decision.to_json(), "via": origin.via})
     else:
         say_warnings(decision.warnings)
     if isinstance(decision, Published):
@@ -105,4 +106,5 @@ def resolve_and_print(
             print_json(decision.descriptor.to_json(), indent=None, wire=True)
         return int(ExitCode.OK)
     # One line all the same: ``say`` shows a newline (in a path, say) as \n, like every route.
-    raise NothingUsable(f"launcher withheld: {decision.reason}: {decision.detail}")
+    by = f" ({origin.describe()})" if origin.via == "helper" else ""
+    raise NothingUsable(f"launcher withheld: {decision.reason}: {decision.detail}{by}")

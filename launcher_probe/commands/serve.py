@@ -44,13 +44,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         type=_positive_count,
         default=256,
         metavar="N",
-        help="connections served at once; more get a busy error (default 256)",
+        help="connections served at once; more get a busy error and are closed at once "
+        "(default 256)",
     )
     add_seconds(
         parser,
         "--idle-timeout",
-        "close a connection silent this long, mid-request included "
-        f"(default {DEFAULT_IDLE_TIMEOUT:g})",
+        "close a connection that completes no request for this long, however slowly it "
+        f"sends (default {DEFAULT_IDLE_TIMEOUT:g})",
     )
 
 

@@ -48,7 +48,7 @@ def diagnose(options: Options, progress: Callable[[str], None]) -> dict[str, Any
     report["candidates"] = candidates.collect(options.codex)
     progress("deciding the launcher (probing it unless its verdict is cached)")
     decision, report["launcher"] = launcher.collect(options.codex, timeout=options.timeout)
-    report["helper"] = helper.collect()
+    report["helper"] = helper.collect(options.codex, decision)
     file = codex_config_file(options.codex_config)
     listed = read_servers(file, required=options.codex_config is not None)
     chosen = _chosen(listed or [], options.servers, printable(str(file)))
@@ -69,7 +69,11 @@ def diagnose(options: Options, progress: Callable[[str], None]) -> dict[str, Any
         "checked": options.check_servers,
         "servers": parts,
     }
-    report["ok"] = report["launcher"]["decision"] == "published" and all(map(receives_it, parts))
+    report["ok"] = (
+        report["launcher"]["decision"] == "published"
+        and report["helper"]["agrees"] is not False
+        and all(map(receives_it, parts))
+    )
     return {"ok": report.pop("ok"), **report}
 
 

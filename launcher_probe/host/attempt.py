@@ -170,7 +170,9 @@ class Attempt:
         if hit is not None:
             return Verdict(fingerprint, hit.result, hit.probed_at, hit.expires_at, True)
         verdict = self.probe(fingerprint)
-        if verdict is not None:
+        # A spawn that failed for this process's own shortage (out of fds, say) says nothing
+        # about the binary: not stored for every other process to read.
+        if verdict is not None and not _prober_shortage(verdict.result):
             try:
                 cache.store(fingerprint, verdict.result, verdict.probed_at)
             except (OSError, CacheUnavailable) as error:
@@ -186,3 +188,9 @@ class Attempt:
             return None
         expires_at = probed_at + self.lifetimes.of(result)
         return Verdict(fingerprint, result, probed_at, expires_at, False)
+
+
+def _prober_shortage(result: ProbeResult) -> bool:
+    """Whether ``result`` failed for the probing process's own resources (EMFILE, ENOMEM,
+    EAGAIN at spawn or set-up), not for anything about the binary."""
+    return result.reason is Reason.SPAWN_FAILED and result.transient

@@ -69,6 +69,37 @@ def _operator_path(codex: str | None) -> tuple[str, str] | None:
     return (_ENV, from_env) if from_env else None
 
 
+def operator_choice(codex: str | None) -> tuple[str, str] | None:
+    """``(source, path)`` of the operator's path: ``codex``, else ``$LAUNCHER_PROBE_CODEX``
+    (both without reading a file), else the config file's ``codex``
+    (``discovery.order.operator_choice``: platformdirs and tomllib only then); None when
+    there is none. ConfigError when the config file cannot be used."""
+    named = _operator_path(codex)
+    if named is not None:
+        return named
+    from launcher_probe.host.discovery.order import operator_choice as configured
+
+    found = configured(None)
+    return None if found is None else (str(found[0]), found[1])
+
+
+def published_without_discovery(
+    source: str, path: str, *, config: ResolverConfig | None = None
+) -> Published | None:
+    """The decision for the operator's ``path`` (found through ``source``) that the memory
+    front or its record on disk gives (``VerdictCache.published``), or None: then resolve."""
+    config = config or _DEFAULT_CONFIG
+    remembered = MEMORY.published(source, path, config.clock, config.lifetimes)
+    if remembered is not None:
+        return _with_version_warning(remembered)
+    warnings: list[str] = []
+    cache = _open_cache(config, warnings)
+    stored = None if cache is None else cache.published(source, path)
+    if stored is None:
+        return None
+    return _with_version_warning(stored.replace(warnings=tuple(warnings)))
+
+
 def resolve_launcher(
     codex: str | None = None,
     *,
@@ -92,15 +123,11 @@ def resolve_launcher(
     # For the operator's path alone, a passed verdict answers before discovery.
     operator = _operator_path(codex) if use_cache and not refresh else None
     if operator is not None:
-        remembered = MEMORY.published(*operator, config.clock, config.lifetimes)
-        if remembered is not None:
-            return _with_version_warning(remembered)
+        known = published_without_discovery(*operator, config=config)
+        if known is not None:
+            return known
     warnings: list[str] = []
     cache = _open_cache(config, warnings) if use_cache else None
-    if operator is not None and cache is not None:
-        stored = cache.published(*operator)
-        if stored is not None:
-            return _with_version_warning(stored.replace(warnings=tuple(warnings)))
     from launcher_probe.host.attempt import Attempt
     from launcher_probe.host.discovery.order import discover
 

@@ -1,5 +1,8 @@
 """One client connection of the helper: its buffers, and writing its answers without
-blocking (a client that does not read is dropped, never waited for)."""
+blocking (a client that does not read is dropped, never waited for). While one of its
+requests is being answered the connection is not read at all: what the client sends
+meanwhile waits in the socket (whose own buffer then stops the client), not in the helper.
+"""
 
 from __future__ import annotations
 
@@ -29,6 +32,7 @@ class Connection:
         "open",
         "outbuf",
         "registry",
+        "watched",
         "selector",
         "sock",
     )
@@ -40,13 +44,14 @@ class Connection:
         self.sock = sock
         self.selector = selector
         self.registry = registry
-        self.active = time.monotonic()  # when it last sent or was answered
+        self.active = time.monotonic()  # accepted, or its last request taken or answered
         self.inbuf = bytearray()
         self.outbuf = bytearray()
         self.busy = False  # a request is with the workers
         self.closing = False  # close once the output is written
         self.ended = False  # the client sent end of input
         self.open = True
+        self.watched = selectors.EVENT_READ  # the events the selector waits for (0: none)
         selector.register(sock, selectors.EVENT_READ, self)
         registry.add(self)
 
@@ -77,7 +82,14 @@ class Connection:
         if not self.outbuf and self.closing and not self.busy:
             self._end()
             return
-        self._watch(selectors.EVENT_READ | (selectors.EVENT_WRITE if self.outbuf else 0))
+        self.update()
+
+    def update(self) -> None:
+        """Wait for what the connection needs now: input unless a request is being
+        answered, and writability while output is pending."""
+        if self.open:
+            reading = 0 if self.busy else selectors.EVENT_READ
+            self._watch(reading | (selectors.EVENT_WRITE if self.outbuf else 0))
 
     def _end(self) -> None:
         """Everything is written: close, or first let the client read it all (closing on
@@ -90,13 +102,21 @@ class Connection:
         self._watch(selectors.EVENT_READ)
 
     def _watch(self, events: int) -> None:
-        if self.selector.get_key(self.sock).events != events:
+        if events == self.watched:
+            return
+        if not events:
+            self.selector.unregister(self.sock)
+        elif not self.watched:
+            self.selector.register(self.sock, events, self)
+        else:
             self.selector.modify(self.sock, events, self)
+        self.watched = events
 
     def close(self) -> None:
         """Unregister and close (once)."""
         if self.open:
             self.open = False
             self.registry.discard(self)
-            self.selector.unregister(self.sock)
+            if self.watched:
+                self.selector.unregister(self.sock)
             self.sock.close()

@@ -1,11 +1,17 @@
 """The helper's long-lived decisions: one per ``codex`` argument (``None``: discovery),
 made by ``resolve_launcher``, served warm while their fingerprint still matches, made once
-however many requests wait for them, and logged when they change."""
+however many requests wait for them, and logged when they change.
+
+A held decision's fingerprint is replayed (its ``lstat`` walk) at most once per
+``REPLAY_INTERVAL`` by the requests: an answer is never older than that (the watcher
+replays on its own schedule too).
+"""
 
 from __future__ import annotations
 
 import logging
 import threading
+import time
 from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Any
@@ -14,6 +20,7 @@ from launcher_probe.host.decision import Decision, Published
 from launcher_probe.host.paths.fingerprint import Fingerprint
 from launcher_probe.host.probe_result import DEFAULT_TIMEOUT
 from launcher_probe.host.resolver import ResolverConfig, resolve_launcher
+from launcher_probe.service.log_budget import LogBudget, shown
 from launcher_probe.service.protocol import encode_result
 
 log = logging.getLogger("launcher_probe.service")
@@ -24,6 +31,12 @@ Key = str | None
 REVERIFY_MARGIN = 300.0
 #: The most decisions held; the one decided longest ago is dropped first.
 MAX_HELD = 64
+#: A warm answer rests on a replay of its fingerprint made at most this long ago (seconds).
+REPLAY_INTERVAL = 0.001
+#: A ``codex`` longer than this (no usable path is: PATH_MAX) is decided, never kept.
+MAX_KEY_CHARS = 4096
+#: The most ``forget`` requests remembered for keys not held (the oldest go first).
+MAX_FORGOTTEN = 256
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,7 +72,9 @@ class DecisionTable:
         self._lock = threading.Lock()
         self._held: dict[Key, Held] = {}
         self._running: dict[Key, Future[Held]] = {}
-        self._forgotten: set[Key] = set()
+        self._forgotten: dict[Key, None] = {}  # ordered: the oldest is dropped first
+        self._replayed_until: dict[Key, float] = {}  # monotonic: warm without a replay
+        self._log_budget = LogBudget()
         self.counters = {"requests": 0, "resolutions": 0, "probes": 0, "reverifications": 0}
 
     def warm(self, key: Key) -> Held | None:
@@ -68,9 +83,19 @@ class DecisionTable:
         held = self._held.get(key)
         if held is None or held.fingerprint is None:
             return None
-        if self._due(held) or not held.fingerprint.still_matches():
+        if self._due(held):
             return None
+        now = time.monotonic()
+        if now < self._replayed_until.get(key, 0.0):
+            return held
+        if not held.fingerprint.still_matches():
+            return None
+        self._replayed_until[key] = now + REPLAY_INTERVAL
         return held
+
+    def running(self, key: Key) -> Future[Held] | None:
+        """The resolution of ``key`` under way, if any (to wait on without a thread)."""
+        return self._running.get(key)
 
     def resolve(self, key: Key, *, refresh: bool = False, timeout: float | None = None) -> Held:
         """Decide ``key`` now, unless a warm decision is held (one resolution however many
@@ -91,7 +116,7 @@ class DecisionTable:
                 running = self._running[key] = Future()
                 owner = True
                 refresh = refresh or key in self._forgotten
-                self._forgotten.discard(key)
+                self._forgotten.pop(key, None)
             else:
                 owner = False
         if not owner:
@@ -126,17 +151,28 @@ class DecisionTable:
             if isinstance(decision, Published) and not decision.from_cache:
                 self.counters["probes"] += 1
             previous = self._held.pop(key, None)
-            self._held[key] = held  # last in the order: decided most recently
+            self._replayed_until.pop(key, None)
+            if key is None or len(key) <= MAX_KEY_CHARS:
+                self._held[key] = held  # last in the order: decided most recently
             while len(self._held) > MAX_HELD:
-                del self._held[next(iter(self._held))]
+                oldest = next(iter(self._held))
+                del self._held[oldest]
+                self._replayed_until.pop(oldest, None)
         if previous is None or previous.summary() != held.summary():
-            log.info("decision for %s: %s", _name(key), held.summary())
+            suffix = self._log_budget.allow()
+            if suffix is not None:
+                log.info("decision for %s: %s%s", _name(key), shown(held.summary()), suffix)
         return held
 
     def forget(self, key: Key) -> bool:
         """Drop the decision for ``key``; its next resolution probes again. Whether one was held."""
         with self._lock:
-            self._forgotten.add(key)
+            self._replayed_until.pop(key, None)
+            if key is None or len(key) <= MAX_KEY_CHARS:
+                self._forgotten.pop(key, None)
+                self._forgotten[key] = None
+                while len(self._forgotten) > MAX_FORGOTTEN:
+                    del self._forgotten[next(iter(self._forgotten))]
             return self._held.pop(key, None) is not None
 
     def drop_all(self) -> list[Key]:
@@ -144,6 +180,7 @@ class DecisionTable:
         with self._lock:
             keys = list(self._held)
             self._held.clear()
+            self._replayed_until.clear()
             return keys
 
     def due(self) -> list[tuple[Key, str, bool]]:
@@ -184,4 +221,4 @@ class DecisionTable:
 
 
 def _name(key: Key) -> str:
-    return "discovery" if key is None else f"--codex {key}"
+    return "discovery" if key is None else f"--codex {shown(key)}"

@@ -2,7 +2,9 @@
 
 ``answer_now`` runs on the event loop and answers what needs no resolution (a warm
 decision, status, forget); it returns None for the rest, which ``answer_later`` answers
-in a worker thread. Both return one response line and never raise.
+in a worker thread, or, for a ``resolve`` whose resolution is already under way,
+``answer_waited`` once it is done (``pending``: no thread waits for it). All return one
+response line and never raise.
 """
 
 from __future__ import annotations
@@ -11,12 +13,13 @@ import logging
 import os
 import time
 from collections.abc import Callable
+from concurrent.futures import Future
 from typing import Any
 
 from launcher_probe import __version__
 from launcher_probe.errors import InputRejected, LauncherProbeError
 from launcher_probe.host.decision import Decision
-from launcher_probe.service.decisions import DecisionTable
+from launcher_probe.service.decisions import DecisionTable, Held
 from launcher_probe.service.protocol import (
     VERSION,
     ErrorReason,
@@ -58,6 +61,20 @@ class Handlers:
             return self._guarded(request, lambda: self._meta(request, self._warm))
         except _NotWarm:
             return None
+
+    def pending(self, request: Request) -> Future[Held] | None:
+        """The resolution under way that answers ``request`` (a ``resolve`` without
+        ``refresh``), if any."""
+        if request.op != "resolve" or request.args.get("refresh"):
+            return None
+        return self.table.running(request.args.get("codex"))
+
+    def answer_waited(self, request: Request, done: Future[Held]) -> bytes:
+        """The response line to ``request`` from the finished resolution ``done`` (a warm
+        hit: another request's resolution made it)."""
+        return self._guarded(
+            request, lambda: result_line_from_text(done.result().warm_answer, request.id)
+        )
 
     def answer_later(self, request: Request) -> bytes:
         """The response line, resolving first (slow: a probe may run)."""

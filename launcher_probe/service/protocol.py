@@ -14,12 +14,16 @@ import math
 from collections.abc import Callable
 from typing import Any
 
+from launcher_probe.json_input import Limits
 from launcher_probe.json_output import dumps_utf8, versioned
 from launcher_probe.state import InvalidJSON, loads_strict
 
 VERSION = 1
 #: The longest request line accepted, newline included.
 MAX_REQUEST_BYTES = 1 << 20
+#: A request line as JSON: the whole line, and a ``_meta`` (64 levels) inside the request
+#: object (each field is then checked within its own limits, as everywhere).
+REQUEST_LIMITS = Limits(max_bytes=MAX_REQUEST_BYTES, max_depth=66)
 #: The longest probe deadline a request may ask for, in seconds.
 MAX_TIMEOUT = 600.0
 
@@ -157,7 +161,7 @@ class Request:
 def parse_request(line: bytes) -> Request:
     """Parse one request line (without its newline); ProtocolError when it is unusable."""
     try:
-        value = loads_strict(line.decode("utf-8"), "request")
+        value = loads_strict(line.decode("utf-8"), "request", REQUEST_LIMITS)
     except UnicodeDecodeError as error:
         raise ProtocolError(ErrorReason.MALFORMED_REQUEST, f"not UTF-8: {error}") from error
     except InvalidJSON as error:

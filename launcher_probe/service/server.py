@@ -1,13 +1,20 @@
 """The helper's event loop: one thread multiplexing every connection with ``selectors``.
 
 Warm answers are written from the loop itself; requests that need a resolution go to the
-worker threads, and their answers come back through a wake-up socket (which also carries
-the signals). Per connection, requests are answered in order, one at a time.
+worker threads (a request for a resolution already under way waits on it without one), and
+their answers come back through a wake-up socket (which also carries the signals). Per
+connection, requests are answered in order, one at a time.
+
+What a client can make the helper hold is bounded: a request line (1 MiB) per connection,
+which is not read while its request is answered; a whole request line within the idle
+time; a refused connection (another user, too many) nothing once its one error line is
+sent; and when file descriptors run out, accepting pauses instead of spinning.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import functools
 import logging
 import os
@@ -21,6 +28,7 @@ from dataclasses import dataclass
 
 from launcher_probe.service.connection import Connection
 from launcher_probe.service.handlers import Handlers
+from launcher_probe.service.log_budget import LogBudget
 from launcher_probe.service.peer import peer_uid
 from launcher_probe.service.protocol import (
     MAX_REQUEST_BYTES,
@@ -32,22 +40,41 @@ from launcher_probe.service.protocol import (
 )
 from launcher_probe.service.workers import Workers
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from concurrent.futures import Future
+
+    from launcher_probe.service.decisions import Held
+
 log = logging.getLogger("launcher_probe.service")
 #: In-flight requests get this long to finish once a stop is asked for, in seconds.
 GRACE = 2.0
 DEFAULT_IDLE_TIMEOUT = 30.0
 #: Idle connections are looked for this often (seconds; more often for short idle times).
 IDLE_SWEEP = 0.25
+#: When file descriptors run out, the listener rests this long (seconds) before accepting
+#: again (what waits meanwhile stays in the listen backlog).
+ACCEPT_PAUSE = 0.25
+#: accept() failures that mean "out of resources", not "this connection failed".
+_SHORTAGE = frozenset({errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM})
+#: Request lines up to this long are parsed once and kept (by their exact bytes).
+PARSED_LINE_BYTES = 4096
+#: How many parsed request lines are kept.
+PARSED_LINES = 256
 _STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
 
 
 @dataclass(frozen=True, slots=True)
 class Limits:
-    """How many connections at once, and how long one may stay silent (seconds)."""
+    """How many connections at once, how long one may go without a complete request
+    (seconds), and how many threads do the slow work."""
 
     max_connections: int = 256
     idle_timeout: float = DEFAULT_IDLE_TIMEOUT
-    workers: int = 8
+    #: Threads for requests (resolutions, probes), started as needed.
+    workers: int = 32
+    #: Threads for the watcher's re-verifications (a pool of their own).
+    background_workers: int = 2
 
 
 class Server:
@@ -68,7 +95,8 @@ class Server:
         self.remove = remove
         self.limits = limits
         self.on_reload = on_reload
-        self.workers = Workers(limits.workers)
+        self.workers = Workers(limits.workers, "worker")
+        self.background = Workers(limits.background_workers, "background")
         self.selector = selectors.DefaultSelector()
         self.wake_r, self.wake_w = socket.socketpair()
         self.done: deque[tuple[Connection, bytes]] = deque()
@@ -76,6 +104,10 @@ class Server:
         self.stopping: str | None = None  # the signal that asked for the stop
         self.uid = os.geteuid()
         self.idle_check = 0.0  # when idle connections are looked for next
+        self.accept_paused_until: float | None = None  # out of fds: not accepting
+        self.refusals = LogBudget()
+        self.shortages = LogBudget(per_second=0.2, burst=1)
+        self.parsed: dict[bytes, Request] = {}  # small request lines, by their bytes
 
     def wake(self) -> None:
         """Make the loop look at finished work (from any thread)."""
@@ -83,8 +115,8 @@ class Server:
             self.wake_w.send(b"\0")
 
     def submit(self, job: Callable[[], None]) -> None:
-        """Run a background job (the watcher's) in a worker."""
-        self.workers.submit(job)
+        """Run a background job (the watcher's) in the background pool."""
+        self.background.submit(job)
 
     def serve_forever(self) -> int:
         """Serve until stopped; exit status 0."""
@@ -113,6 +145,12 @@ class Server:
     def _turn(self, stop_by: float | None) -> None:
         now = time.monotonic()
         timeout = 1.0 if stop_by is None else max(0.0, min(stop_by - now, 0.1))
+        if self.accept_paused_until is not None:
+            if now >= self.accept_paused_until and self.stopping is None:
+                self.accept_paused_until = None
+                self.selector.register(self.listener, selectors.EVENT_READ)
+            else:
+                timeout = min(timeout, max(0.0, self.accept_paused_until - now))
         for key, mask in self.selector.select(timeout):
             if key.fileobj is self.listener:
                 self._accept()
@@ -140,18 +178,48 @@ class Server:
                 sock, _ = self.listener.accept()
             except (BlockingIOError, InterruptedError):
                 return
-            except OSError as error:  # EMFILE and friends: try again on the next turn
-                log.warning("accept failed: %s", error)
-                return
-            connection = Connection(sock, self.selector, self.connections)
+            except OSError as error:
+                if error.errno in _SHORTAGE:  # rest, instead of spinning on a readable listener
+                    self._pause_accepting(error)
+                    return
+                continue  # this connection failed (the peer left, say): the next one
             uid = peer_uid(sock)
             if uid != self.uid:
-                log.warning("refused a connection from uid %s", uid)
-                detail = f"this helper serves uid {self.uid} only"
-                connection.fail(ErrorReason.PEER_REFUSED, detail)
-            elif len(self.connections) > self.limits.max_connections:
+                self._refuse(
+                    sock,
+                    ErrorReason.PEER_REFUSED,
+                    f"this helper serves uid {self.uid} only",
+                    f"refused a connection from uid {uid}",
+                )
+            elif len(self.connections) >= self.limits.max_connections:
                 detail = f"{self.limits.max_connections} connections are open; try again later"
-                connection.fail(ErrorReason.BUSY, detail)
+                self._refuse(sock, ErrorReason.BUSY, detail, f"busy: {detail}")
+            else:
+                Connection(sock, self.selector, self.connections)
+
+    def _refuse(self, sock: socket.socket, reason: ErrorReason, detail: str, logged: str) -> None:
+        """Send one error line if the socket takes it now, and close: a refused connection
+        holds no slot and no fd. ``logged`` is logged within the refusal budget."""
+        suffix = self.refusals.allow()
+        if suffix is not None:
+            log.warning("%s%s", logged, suffix)
+        with contextlib.suppress(OSError):
+            sock.setblocking(False)
+            sock.send(error_line(reason, detail))
+            sock.recv(65536)  # what the client sent already: closing on it would reset
+        sock.close()
+
+    def _pause_accepting(self, error: OSError) -> None:
+        suffix = self.shortages.allow()
+        if suffix is not None:
+            log.warning(
+                "accept failed: %s; not accepting for %g s%s",
+                error,
+                ACCEPT_PAUSE,
+                suffix,
+            )
+        self.selector.unregister(self.listener)
+        self.accept_paused_until = time.monotonic() + ACCEPT_PAUSE
 
     def _read(self, connection: Connection) -> None:
         try:
@@ -170,13 +238,12 @@ class Server:
                 connection.close()
             return
         if not connection.closing:  # else: discarded while the last answer drains
-            connection.active = time.monotonic()
             connection.inbuf += data
             self._process(connection)
 
     def _process(self, connection: Connection) -> None:
         buffer = connection.inbuf
-        while not connection.busy and not connection.closing:
+        while connection.open and not connection.busy and not connection.closing:
             end = buffer.find(b"\n", 0, MAX_REQUEST_BYTES)
             if end < 0:
                 if len(buffer) >= MAX_REQUEST_BYTES:
@@ -192,8 +259,9 @@ class Server:
                 detail = "the helper is stopping"
                 connection.fail(ErrorReason.SHUTTING_DOWN, detail)
                 return
+            connection.active = time.monotonic()
             try:
-                request = parse_request(line)
+                request = self._parse(line)
             except ProtocolError as error:
                 connection.fail(error.reason, error.detail, error.request_id)
                 continue
@@ -202,11 +270,31 @@ class Server:
             except Exception as error:  # a bug must cost one answer, not the helper
                 log.exception("internal error answering %s", request.op)
                 answer = error_line(ErrorReason.INTERNAL_ERROR, repr(error), request.id)
-            if answer is None:
-                connection.busy = True
+            if answer is not None:
+                connection.send(answer)
+                continue
+            connection.busy = True
+            connection.update()  # not read while busy
+            running = self.handlers.pending(request)
+            if running is None:
                 self.workers.submit(functools.partial(self._later, connection, request))
             else:
-                connection.send(answer)
+                running.add_done_callback(functools.partial(self._waited, connection, request))
+
+    def _parse(self, line: bytes) -> Request:
+        """parse_request, once per distinct small line (a Request is never changed)."""
+        request = self.parsed.get(line)
+        if request is None:
+            request = parse_request(line)
+            if len(line) <= PARSED_LINE_BYTES:
+                if len(self.parsed) >= PARSED_LINES:
+                    del self.parsed[next(iter(self.parsed))]
+                self.parsed[line] = request
+        return request
+
+    def _waited(self, connection: Connection, request: Request, done: Future[Held]) -> None:
+        self.done.append((connection, self.handlers.answer_waited(request, done)))
+        self.wake()
 
     def _later(self, connection: Connection, request: Request) -> None:
         try:
@@ -233,6 +321,7 @@ class Server:
                 connection.active = time.monotonic()
                 connection.send(answer)
                 self._process(connection)
+                connection.update()
 
     def _expire_idle(self, now: float) -> None:
         limit = self.limits.idle_timeout
@@ -248,7 +337,9 @@ class Server:
     # --- stopping ------------------------------------------------------------------
 
     def _stop_accepting(self) -> None:
-        self.selector.unregister(self.listener)
+        if self.accept_paused_until is None:
+            self.selector.unregister(self.listener)
+        self.accept_paused_until = None
         self.listener.close()
         if self.remove is not None:
             with contextlib.suppress(FileNotFoundError):
@@ -270,7 +361,7 @@ class Server:
                 with contextlib.suppress(OSError):
                     connection.sock.send(connection.outbuf)
             connection.close()
-        if self.workers.busy:
+        if self.workers.busy or self.background.busy:
             _kill_children()
 
 

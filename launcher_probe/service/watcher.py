@@ -8,6 +8,7 @@ import threading
 from collections.abc import Callable
 
 from launcher_probe.service.decisions import DecisionTable, Key
+from launcher_probe.service.log_budget import shown
 
 log = logging.getLogger("launcher_probe.service")
 #: How often the held decisions' fingerprints are checked, in seconds.
@@ -54,7 +55,7 @@ class Watcher:
             if key in self._pending:
                 return
             self._pending.add(key)
-        log.info("re-verifying %s: %s", "discovery" if key is None else key, why)
+        log.info("re-verifying %s: %s", "discovery" if key is None else shown(key), why)
         self.table.counters["reverifications"] += 1
         self.submit(lambda: self._reverify(key, refresh))
 
@@ -62,7 +63,7 @@ class Watcher:
         try:
             self.table.resolve(key, refresh=refresh)
         except Exception as error:
-            log.warning("re-verifying %s failed: %s", key, error)
+            log.warning("re-verifying %s failed: %s", key and shown(key), error)
         finally:
             with self._lock:
                 self._pending.discard(key)

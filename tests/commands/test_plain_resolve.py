@@ -190,9 +190,14 @@ def test_a_running_helper_is_asked_by_both_forms(host_env: HostEnv, warm: FakeCo
         env = {**host_env.env, "LAUNCHER_PROBE_SOCKET": str(path)}
         with running_helper(env, path):
             _, out, _ = assert_same_both_ways(
-                env, lambda: None, "--json", "--codex", str(warm.path)
+                env, lambda: None, "--json", "--via", "helper", "--codex", str(warm.path)
             )
             assert json.loads(out)["via"] == "helper"
+            # auto: this user's own record answers first (it must be checked anyway)
+            _, out, _ = assert_same_both_ways(
+                env, lambda: None, "--json", "--codex", str(warm.path)
+            )
+            assert json.loads(out)["via"] == "local"
             _, out, _ = assert_same_both_ways(
                 env, lambda: None, "--json", "--via", "local", "--codex", str(warm.path)
             )
@@ -218,10 +223,15 @@ def test_the_record_answers_as_discovery_would(host_env: HostEnv, warm: FakeCode
     config = host_env.config_dir / "launcher-probe" / "config.toml"
     config.parent.mkdir(mode=0o700)
     config.write_text(f'codex = "{warm.path}"\n')
-    code, discovered, err, modules = run(host_env.env, "resolve", "--json")
+    code, discovered, err, modules = run(host_env.env, "resolve", "--json", "--via", "local")
     assert code == 0, err
     assert "launcher_probe.host.discovery" in modules
     assert json.loads(out) == {**json.loads(discovered), "source": "explicit"}
+    # --via auto reads the config file's codex as the operator's path: its record answers
+    code, recorded, err, modules = run(host_env.env, "resolve", "--json")
+    assert code == 0, err
+    assert "launcher_probe.host.discovery" not in modules
+    assert json.loads(recorded) == json.loads(discovered)
     assert warm.probe_count() == 1
 
 

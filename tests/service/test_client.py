@@ -47,13 +47,17 @@ def test_auto_uses_a_running_helper(
     code, decision = resolve_json(host_env, "--codex", str(fake_codex.path))
     assert (code, decision["via"], decision["decision"]) == (0, "helper", "published")
     assert decision["from_cache"] is False
-    code, decision = resolve_json(host_env, "--codex", str(fake_codex.path))
+    # Warm, auto answers from this user's own record, which it would check anyway.
+    code, warm = resolve_json(host_env, "--codex", str(fake_codex.path))
+    assert (code, warm["via"], warm["from_cache"]) == (0, "local", True)
+    code, decision = resolve_json(host_env, "--codex", str(fake_codex.path), "--via", "helper")
     assert (code, decision["via"], decision["from_cache"]) == (0, "helper", True)
     local_code, local = resolve_json(host_env, "--codex", str(fake_codex.path), "--via", "local")
     assert (local_code, local["via"]) == (0, "local")
-    assert {**decision, "via": None} == {**local, "via": None}  # the same decision object
+    assert {**decision, "via": None} == {**local, "via": None} == {**warm, "via": None}
     assert fake_codex.probe_count() == 1
-    assert helper.ask({"op": "status"})["result"]["counters"]["resolutions"] == 1
+    counters = helper.ask({"op": "status"})["result"]["counters"]
+    assert (counters["requests"], counters["resolutions"]) == (3, 1)  # 2 resolves + status
 
 
 def test_auto_without_a_helper_is_local(

@@ -4,6 +4,7 @@ itself, verifies again, and never publishes what changed."""
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +14,7 @@ from launcher_probe.host.resolver import ResolverConfig
 from launcher_probe.service.decisions import MAX_HELD, DecisionTable
 from tests.conftest import HostEnv
 from tests.fakes import FakeCodex, install_fake_codex
-from tests.service.helper import Helper, wait_until
+from tests.service.helper import Helper, ask, connect, wait_until
 
 
 def resolve(helper: Helper, fake: FakeCodex) -> dict[str, Any]:
@@ -94,3 +95,28 @@ def test_the_decisions_held_are_bounded(host_env: HostEnv, tmp_path: Path) -> No
         assert table.resolve(path).decision.to_json()["reason"] == "not_found"
     held = [item["codex"] for item in table.status()]
     assert held == paths[-MAX_HELD:]
+
+
+def test_an_answer_is_never_older_than_the_replay_interval(
+    helper: Helper, fake_codex: FakeCodex
+) -> None:
+    """A warm answer rests on a replay of the binary's walk made at most REPLAY_INTERVAL
+    before it: a binary touched between two requests that far apart is never answered
+    with the fingerprint it had before."""
+    from launcher_probe.service.decisions import REPLAY_INTERVAL
+
+    with connect(helper.socket) as client:  # the same line each time: parsed once
+        request = {"op": "resolve", "codex": str(fake_codex.path)}
+        for touch in range(1, 21):
+            before = ask(client, request)["result"]
+            stamp = os.stat(fake_codex.path).st_mtime_ns + touch * 1_000_000_000
+            os.utime(fake_codex.path, ns=(stamp, stamp))
+            time.sleep(REPLAY_INTERVAL)  # the documented bound itself, not a synchronisation
+            after = ask(client, request)["result"]
+            assert after["decision"] == "published"
+            assert (
+                after["fingerprint"][-1]["mtime_ns"]
+                == stamp
+                != before["fingerprint"][-1]["mtime_ns"]
+            )
+    assert fake_codex.probe_count() == 21  # each touch is a new file to verify

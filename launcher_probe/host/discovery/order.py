@@ -24,7 +24,14 @@ from launcher_probe.host.discovery.candidate import EXECUTABLE, Candidate, make_
 from launcher_probe.host.native.newest import MAX_GLOB_MATCHES, newest_matches
 from launcher_probe.json_output import printable
 
-__all__ = ["MAX_PATH_ENTRIES", "STANDALONE_PACKAGE", "Discovery", "Search", "discover"]
+__all__ = [
+    "MAX_PATH_ENTRIES",
+    "STANDALONE_PACKAGE",
+    "Discovery",
+    "Search",
+    "discover",
+    "operator_choice",
+]
 
 #: PATH entries looked at (empty and relative ones included); the rest is ``skipped``.
 MAX_PATH_ENTRIES = 1024
@@ -79,7 +86,7 @@ class Discovery:
 
 def discover(codex: str | None = None) -> Discovery:
     """Every candidate in order; only the operator's one when explicit/env/config names one."""
-    operator = _operator_choice(codex)
+    operator = operator_choice(codex)
     if operator is not None:
         source, path = operator
         searched = ({"source": str(source), "path": printable(path)},)
@@ -101,7 +108,10 @@ def discover(codex: str | None = None) -> Discovery:
     return search.result()
 
 
-def _operator_choice(codex: str | None) -> tuple[Source, str] | None:
+def operator_choice(codex: str | None) -> tuple[Source, str] | None:
+    """``(source, path)`` of the operator's path: ``codex`` (``--codex``), else
+    ``$LAUNCHER_PROBE_CODEX``, else the config file's ``codex``; None when there is none.
+    ConfigError when the config file cannot be used."""
     if codex is not None:
         return Source.EXPLICIT, codex
     from_env = os.environ.get(ENV_VAR)

@@ -138,7 +138,9 @@ class Supervisor:
         ``deadline``."""
         assert self._channel is not None
         remaining = max(deadline - time.monotonic(), 0.0)
-        if not select.select([self._channel], [], [], min(remaining, HANG_GUARD))[0]:
+        poller = select.poll()  # not select(): any fd number (a helper holds many)
+        poller.register(self._channel, select.POLLIN)
+        if not poller.poll(min(remaining, HANG_GUARD) * 1000):
             return None
         return self._channel.recv(64)
 

@@ -112,8 +112,11 @@ def _serve(channel: _socket.socket, parent: int, keeper: int) -> None:
     """Answer requests until the socket closes or the parent or the keeper dies."""
     step: tuple[int, int] | None = None  # its pid and pidfd
     while True:
+        poller = select.poll()  # not select(): it inherits fds of any number from a helper
         watched = [channel.fileno(), parent, keeper] + ([] if step is None else [step[1]])
-        ready = select.select(watched, [], [])[0]
+        for fd in watched:
+            poller.register(fd, select.POLLIN)
+        ready = [fd for fd, _ in poller.poll()]
         if parent in ready or keeper in ready:
             return
         if step is not None and step[1] in ready:

@@ -54,7 +54,9 @@ def _await_death(process: psutil.Process, deadline: float) -> None:
     pidfd = open_pidfd(process.pid) if process.is_running() else None
     if pidfd is not None:
         try:
-            select.select([pidfd], [], [], max(deadline - time.monotonic(), 0.0))
+            poller = select.poll()  # not select(): any fd number
+            poller.register(pidfd, select.POLLIN)
+            poller.poll(max(deadline - time.monotonic(), 0.0) * 1000)
         finally:
             os.close(pidfd)
         return
