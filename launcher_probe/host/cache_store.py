@@ -27,6 +27,8 @@ MAX_RECORD_BYTES = 1 << 20
 STALE_TEMPORARY_SECONDS = 600.0
 #: Record files looked at per sweep for binaries that are gone.
 PRUNE_BATCH = 8
+#: A store sweeps the directory once in this many, at random (``sweep_due``).
+SWEEP_EVERY = 16
 _TEMPORARY_PREFIX, _TEMPORARY_SUFFIX = ".record-", ".tmp"
 
 
@@ -172,21 +174,33 @@ class RecordStore:
         return removed
 
     def sweep(self, now: float | None = None) -> None:
-        """Bounded housekeeping, never failing: remove writers' temporary files older than
+        """Bounded housekeeping, never failing, in one scan of the directory (no sort, no
+        list of it kept): remove writers' temporary files older than
         ``STALE_TEMPORARY_SECONDS`` and the records, among up to ``PRUNE_BATCH`` picked at
         random, of binaries that are gone (their path as found no longer exists)."""
-        import random
-
         now = time.time() if now is None else now
-        with contextlib.suppress(OSError):
-            for file in self._temporaries():
-                if now - os.lstat(file).st_mtime > STALE_TEMPORARY_SECONDS:
-                    self.remove(file)
-            files = self.record_files()
-            for file in random.sample(files, min(PRUNE_BATCH, len(files))):
-                record = self.read(file).record
-                if record is not None and not os.path.lexists(record.path):
-                    self.remove(file)
+        picked: list[str] = []
+        seen = 0
+        with contextlib.suppress(OSError), os.scandir(self.directory) as entries:
+            for entry in entries:
+                name = entry.name
+                if name.endswith(".json"):
+                    seen += 1  # reservoir sampling: each record kept with PRUNE_BATCH/seen
+                    if len(picked) < PRUNE_BATCH:
+                        picked.append(entry.path)
+                    elif (slot := _below(seen)) < PRUNE_BATCH:
+                        picked[slot] = entry.path
+                elif name.startswith(_TEMPORARY_PREFIX) and name.endswith(_TEMPORARY_SUFFIX):
+                    with contextlib.suppress(OSError):
+                        if (
+                            now - entry.stat(follow_symlinks=False).st_mtime
+                            > STALE_TEMPORARY_SECONDS
+                        ):
+                            self.remove(entry.path)
+        for file in picked:
+            record = self.read(file).record
+            if record is not None and not os.path.lexists(record.path):
+                self.remove(file)
 
     def _temporaries(self) -> list[str]:
         try:
@@ -198,6 +212,18 @@ class RecordStore:
             for name in names
             if name.startswith(_TEMPORARY_PREFIX) and name.endswith(_TEMPORARY_SUFFIX)
         ]
+
+
+def sweep_due() -> bool:
+    """True for about one store in ``SWEEP_EVERY``: the sweep's scan, however cheap per
+    entry, is linear in the records, so a store pays it only that often."""
+    return _below(SWEEP_EVERY) == 0
+
+
+def _below(bound: int) -> int:
+    """A random integer in ``[0, bound)`` (``os.urandom``: the random module costs more
+    to import than a sweep)."""
+    return int.from_bytes(os.urandom(8), "big") % bound
 
 
 def _make_directory(directory: str, *, parents: bool) -> None:
