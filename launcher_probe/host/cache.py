@@ -19,11 +19,12 @@ from launcher_probe.host.cache_store import (
     CacheRecord,
     CacheUnavailable,
     RecordStore,
+    sweep_due,
 )
 from launcher_probe.host.decision import Published
 from launcher_probe.host.fingerprint import Fingerprint
 from launcher_probe.host.hostid import host_id
-from launcher_probe.host.paths import printable
+from launcher_probe.host.paths import check_launcher_path, printable
 from launcher_probe.host.probe_result import PROBE_PROTOCOL_VERSION, ProbeResult
 from launcher_probe.value import Value
 
@@ -32,6 +33,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
     from typing import Any
 
+    from launcher_probe.host.herd import Claim
     from launcher_probe.host.memory import MemoryFront
 
 __all__ = [
@@ -221,9 +223,28 @@ class VerdictCache:
             self.memory.put(record)
         return Published.of_record(record, source)
 
+    def wait_turn(self, source: str, path: str) -> Published | Claim | None:
+        """After :meth:`published` missed for the operator's ``path``: the decision another
+        process's probe of it leaves on disk, once that process lets go (``herd.py``), or
+        this process's Claim on the entry (resolve the slow way, then release it), or None
+        (resolve the slow way). Only a path that passes the path rules is waited for:
+        nothing is created for one that will not be probed."""
+        if not check_launcher_path(path).ok:
+            return None
+        from launcher_probe.host.herd import wait_turn  # fcntl: a miss only
+
+        try:
+            self.disk.check_directories(create=True)
+        except CacheUnavailable:
+            return None
+        return wait_turn(
+            self.lock_file(path), self.lock_timeout, lambda: self.published(source, path)
+        )
+
     def store(self, fingerprint: Fingerprint, result: ProbeResult, probed_at: float) -> CacheRecord:
         """Record ``result`` for ``fingerprint`` (atomically, 0600, directories made 0700 on
-        the first store), then tidy the directory (bounded). OSError or CacheUnavailable
+        the first store), then, one store in ``SWEEP_EVERY``, tidy the directory (one
+        bounded scan, ``RecordStore.sweep``). OSError or CacheUnavailable
         propagate; the caller decides whether a failed write matters."""
         record = CacheRecord(
             host_id=self.host_id,
@@ -235,7 +256,8 @@ class VerdictCache:
         self.disk.write(record)
         if self.memory is not None:
             self.memory.put(record)
-        self.disk.sweep()
+        if sweep_due():
+            self.disk.sweep()
         return record
 
     def records(self) -> list[CacheRead]:

@@ -130,10 +130,29 @@ def resolve_launcher(
             return _with_version_warning(remembered)
     warnings: list[str] = []
     cache = _open_cache(config, warnings) if use_cache else None
+    claim = None
     if operator is not None and cache is not None:
         stored = cache.published(*operator)
-        if stored is not None:
-            return _with_version_warning(stored.replace(warnings=tuple(warnings)))
+        turn = stored if stored is not None else cache.wait_turn(*operator)
+        if isinstance(turn, Published):
+            return _with_version_warning(turn.replace(warnings=tuple(warnings)))
+        claim = turn  # this process probes: its waiters go once the verdict is stored
+    try:
+        return _discover_and_decide(codex, cache, refresh, timeout, config, warnings)
+    finally:
+        if claim is not None:
+            claim.release()
+
+
+def _discover_and_decide(
+    codex: str | None,
+    cache: VerdictCache | None,
+    refresh: bool,
+    timeout: float,
+    config: ResolverConfig,
+    warnings: list[str],
+) -> Decision:
+    """The slow path: discovery, then each candidate's attempt in order."""
     from launcher_probe.host.attempt import Attempt
     from launcher_probe.host.discovery import discover
 

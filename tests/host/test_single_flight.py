@@ -15,7 +15,6 @@ from pathlib import Path
 import pytest
 
 from launcher_probe.contract import Reason
-from launcher_probe.host import entry_lock
 from launcher_probe.host.cache import VerdictCache
 from launcher_probe.host.decision import Decision, Published, Withheld
 from launcher_probe.host.resolver import ResolverConfig, resolve_launcher
@@ -23,15 +22,20 @@ from tests.conftest import ROOT, HostEnv, run_cli
 from tests.fakes import FakeCodex
 
 #: A resolver process that says it is ready (one byte on fd argv[1]), then waits for the
-#: go signal (EOF on stdin) before it resolves.
+#: go signal (EOF on stdin) before it resolves; at the end it says on stderr which of the
+#: slow path's modules it imported.
 WAIT_THEN_RESOLVE = """
 import os, sys
 from launcher_probe.cli import main
 os.write(int(sys.argv[1]), b"r")
 os.close(int(sys.argv[1]))
 sys.stdin.buffer.read()
-sys.exit(main(sys.argv[2:]))
+code = main(sys.argv[2:])
+slow = ("launcher_probe.host.discovery", "launcher_probe.host.probe", "filelock")
+print("imported:", *sorted(set(slow) & set(sys.modules)), file=sys.stderr)
+sys.exit(code)
 """
+SLOW_PATH = "imported: filelock launcher_probe.host.discovery launcher_probe.host.probe"
 
 #: Holds a lock file (an OS flock, as any flock-based locker takes it) until killed; says
 #: "held" once it holds it.
@@ -72,13 +76,18 @@ def test_32_processes_one_cold_path_one_probe(host_env: HostEnv, fake_codex: Fak
     os.close(ready_read)
     os.close(go_write)  # go: every child sees EOF at once
 
-    decisions = []
+    decisions, imports = [], []
     for child in children:
         out, err = child.communicate(timeout=120)
         assert child.returncode == 0, err
         decisions.append(json.loads(out))
+        imports.append(err.decode().splitlines()[-1])
 
     assert fake_codex.probe_count() == 1
+    # Only the prober imported the slow path; every waiter waited for it and read again.
+    prober = [d["from_cache"] for d in decisions].index(False)
+    assert imports[prober] == SLOW_PATH
+    assert imports[:prober] + imports[prober + 1 :] == ["imported:"] * (count - 1)
     assert {json.dumps(d["launcher"]) for d in decisions} == {
         json.dumps({"codexExecutable": str(fake_codex.path)})
     }
@@ -189,25 +198,46 @@ def _fds_on(path: Path) -> list[str]:
 def test_a_timed_out_waiter_leaves_no_fd_and_no_lock(
     host_env: HostEnv, fake_codex: FakeCodex
 ) -> None:
-    """In process: the wait times out (lock_timeout); once the holder dies, the watcher
-    that woke for it has closed its descriptor and holds nothing: another process takes
-    the lock at once and the next resolve probes."""
+    """In process: the wait times out (lock_timeout) and leaves no descriptor on the lock
+    file behind; once the holder dies, another process takes the lock at once and the
+    next resolve probes."""
     lock_file = Path(VerdictCache().lock_file(str(fake_codex.path)))
     holder = _hold(lock_file, host_env.env)
     try:
         config = ResolverConfig(lock_timeout=0.3)
         decision = resolve_launcher(str(fake_codex.path), config=config)
         assert isinstance(decision, Withheld) and decision.reason is Reason.LOCK_TIMEOUT
-        watch = entry_lock._WATCHES[str(lock_file)]
-        assert not watch.released.is_set()  # still waiting for the holder
+        assert _fds_on(lock_file) == []
     finally:
         holder.kill()
         holder.wait()
-    assert watch.released.wait(timeout=30)
-    assert _fds_on(lock_file) == []
     taker = _hold(lock_file, host_env.env)  # would block if a lock were left held
     taker.kill()
     taker.wait()
     decision = resolve_launcher(str(fake_codex.path))
     assert isinstance(decision, Published) and decision.from_cache is False
     assert fake_codex.probe_count() == 1
+
+
+def test_a_cold_resolve_locks_through_filelock(
+    host_env: HostEnv, fake_codex: FakeCodex, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The entry lock is filelock's: every acquire of a cold resolve goes through it, once,
+    with the short poll interval, and the lock file is private."""
+    import filelock
+
+    from launcher_probe.host.herd import POLL_INTERVAL
+
+    acquired: list[tuple[str, object]] = []
+    acquire = filelock.UnixFileLock.acquire
+
+    def counted(self: filelock.UnixFileLock, *args: object, **kwargs: object) -> object:
+        acquired.append((self.lock_file, kwargs.get("poll_interval")))
+        return acquire(self, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(filelock.UnixFileLock, "acquire", counted)
+    decision = resolve_launcher(str(fake_codex.path))
+    assert isinstance(decision, Published) and decision.from_cache is False
+    lock_file = VerdictCache().lock_file(str(fake_codex.path))
+    assert acquired == [(lock_file, POLL_INTERVAL)]
+    assert os.stat(lock_file).st_mode & 0o777 == 0o600
