@@ -29,7 +29,10 @@ STALE_TEMPORARY_SECONDS = 600.0
 PRUNE_BATCH = 8
 #: A store sweeps the directory once in this many, at random (``sweep_due``).
 SWEEP_EVERY = 16
-_TEMPORARY_PREFIX, _TEMPORARY_SUFFIX = ".record-", ".tmp"
+#: A writer's temporary file (a record's or a memo's) is named ``.record-*.tmp``.
+TEMPORARY_PREFIX, TEMPORARY_SUFFIX = ".record-", ".tmp"
+#: The discovery memos' file names end so (``memo.py``).
+MEMO_SUFFIX = ".memo"
 
 
 class CacheUnavailable(InputRejected):
@@ -140,7 +143,7 @@ class RecordStore:
         file = self.record_file(record.path)
         data = json.dumps(record.to_json(), indent=1).encode()
         fd, temporary = tempfile.mkstemp(
-            dir=self.directory, prefix=_TEMPORARY_PREFIX, suffix=_TEMPORARY_SUFFIX
+            dir=self.directory, prefix=TEMPORARY_PREFIX, suffix=TEMPORARY_SUFFIX
         )
         try:
             with os.fdopen(fd, "wb") as stream:
@@ -171,6 +174,8 @@ class RecordStore:
             removed += self.remove(file)
         for file in self._temporaries():
             self.remove(file)
+        for file in self._memos():
+            self.remove(file)
         return removed
 
     def sweep(self, now: float | None = None) -> None:
@@ -190,7 +195,7 @@ class RecordStore:
                         picked.append(entry.path)
                     elif (slot := _below(seen)) < PRUNE_BATCH:
                         picked[slot] = entry.path
-                elif name.startswith(_TEMPORARY_PREFIX) and name.endswith(_TEMPORARY_SUFFIX):
+                elif name.startswith(TEMPORARY_PREFIX) and name.endswith(TEMPORARY_SUFFIX):
                     with contextlib.suppress(OSError):
                         if (
                             now - entry.stat(follow_symlinks=False).st_mtime
@@ -210,8 +215,16 @@ class RecordStore:
         return [
             os.path.join(self.directory, name)
             for name in names
-            if name.startswith(_TEMPORARY_PREFIX) and name.endswith(_TEMPORARY_SUFFIX)
+            if name.startswith(TEMPORARY_PREFIX) and name.endswith(TEMPORARY_SUFFIX)
         ]
+
+    def _memos(self) -> list[str]:
+        """The discovery memos (``memo.py``) of this host's directory."""
+        try:
+            names = os.listdir(self.directory)
+        except FileNotFoundError:
+            return []
+        return [os.path.join(self.directory, n) for n in names if n.endswith(MEMO_SUFFIX)]
 
 
 def sweep_due() -> bool:

@@ -130,6 +130,12 @@ def resolve_launcher(
             return _with_version_warning(remembered)
     warnings: list[str] = []
     cache = _open_cache(config, warnings) if use_cache else None
+    if codex is None and operator is None and use_cache and not refresh and cache is not None:
+        from launcher_probe.host.memo import replay  # no operator path: the discovery memo
+
+        replayed = replay(cache)
+        if replayed is not None:
+            return _with_version_warning(replayed.replace(warnings=tuple(warnings)))
     claim = None
     if operator is not None and cache is not None:
         stored = cache.published(*operator)
@@ -138,10 +144,11 @@ def resolve_launcher(
             return _with_version_warning(turn.replace(warnings=tuple(warnings)))
         claim = turn  # this process probes: its waiters go once the verdict is stored
     try:
-        return _discover_and_decide(codex, cache, refresh, timeout, config, warnings)
+        decision = _discover_and_decide(codex, cache, refresh, timeout, config, warnings)
     finally:
         if claim is not None:
             claim.release()
+    return decision
 
 
 def _discover_and_decide(
@@ -157,6 +164,7 @@ def _discover_and_decide(
     from launcher_probe.host.discovery import discover
 
     found = discover(codex)
+    memoise = codex is None and cache is not None and not refresh
     tried: list[PassedOver] = []
     for candidate in found.candidates:
         attempt = Attempt(
@@ -170,6 +178,11 @@ def _discover_and_decide(
         outcome = attempt.decide()
         if isinstance(outcome, Published):
             published = outcome.replace(warnings=tuple(warnings), tried=tuple(tried))
+            if memoise and not tried and found.candidates[0].source is not Source.ENV:
+                from launcher_probe.host.memo import record
+
+                assert cache is not None
+                record(cache, found)
             return _with_version_warning(published)
         tried.append(outcome)
     return _withheld(found, tried, warnings)
