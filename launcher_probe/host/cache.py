@@ -19,7 +19,6 @@ from launcher_probe.host.cache_store import (
     CacheRecord,
     CacheUnavailable,
     RecordStore,
-    sweep_due,
 )
 from launcher_probe.host.decision import Published
 from launcher_probe.host.fingerprint import Fingerprint
@@ -243,7 +242,7 @@ class VerdictCache:
 
     def store(self, fingerprint: Fingerprint, result: ProbeResult, probed_at: float) -> CacheRecord:
         """Record ``result`` for ``fingerprint`` (atomically, 0600, directories made 0700 on
-        the first store), then, one store in ``SWEEP_EVERY``, tidy the directory (one
+        the first store), then, when ``RecordStore.sweep_due``, tidy the directory (one
         bounded scan, ``RecordStore.sweep``). OSError or CacheUnavailable
         propagate; the caller decides whether a failed write matters."""
         record = CacheRecord(
@@ -256,7 +255,7 @@ class VerdictCache:
         self.disk.write(record)
         if self.memory is not None:
             self.memory.put(record)
-        if sweep_due():
+        if self.disk.sweep_due():
             self.disk.sweep()
         return record
 

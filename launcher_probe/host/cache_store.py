@@ -27,8 +27,8 @@ MAX_RECORD_BYTES = 1 << 20
 STALE_TEMPORARY_SECONDS = 600.0
 #: Record files looked at per sweep for binaries that are gone.
 PRUNE_BATCH = 8
-#: A store sweeps the directory once in this many, at random (``sweep_due``).
-SWEEP_EVERY = 16
+#: The directory size (``st_size``) up to which every store sweeps (``sweep_due``).
+SWEEP_BYTES = 32 * 1024
 #: A writer's temporary file (a record's or a memo's) is named ``.record-*.tmp``.
 TEMPORARY_PREFIX, TEMPORARY_SUFFIX = ".record-", ".tmp"
 #: The discovery memos' file names end so (``memo.py``).
@@ -178,23 +178,51 @@ class RecordStore:
             self.remove(file)
         return removed
 
+    def sweep_due(self) -> bool:
+        """Whether this store should sweep: always while the directory is small, then with
+        a chance inversely proportional to its size (``SWEEP_BYTES / st_size``; a
+        directory's size grows with its entries on every common filesystem), so that the
+        scan's expected cost per store stays flat however many records there are."""
+        try:
+            size = os.lstat(self.directory).st_size
+        except OSError:
+            return False
+        chance = int.from_bytes(os.urandom(4), "big") / (1 << 32)
+        return size <= SWEEP_BYTES or chance < SWEEP_BYTES / size
+
     def sweep(self, now: float | None = None) -> None:
         """Bounded housekeeping, never failing, in one scan of the directory (no sort, no
         list of it kept): remove writers' temporary files older than
         ``STALE_TEMPORARY_SECONDS`` and the records, among up to ``PRUNE_BATCH`` picked at
         random, of binaries that are gone (their path as found no longer exists)."""
+        import math
+        import random  # a store: the slow path
+
+        draw = random.SystemRandom()  # a few dozen numbers per sweep
+
+        def unit() -> float:  # uniform in the open interval (0, 1): its log is finite
+            return (draw.getrandbits(53) + 1) / ((1 << 53) + 2)
+
+        def skip(weight: float) -> int:
+            return int(math.log(unit()) / math.log(1.0 - weight))
+
         now = time.time() if now is None else now
         picked: list[str] = []
-        seen = 0
+        # Reservoir sampling with skips (Li's algorithm L): a few random numbers per
+        # sweep, not one per record, so the scan's cost is the directory's listing alone.
+        weight = math.exp(math.log(unit()) / PRUNE_BATCH)
+        take, seen = PRUNE_BATCH + skip(weight), 0
         with contextlib.suppress(OSError), os.scandir(self.directory) as entries:
             for entry in entries:
                 name = entry.name
                 if name.endswith(".json"):
-                    seen += 1  # reservoir sampling: each record kept with PRUNE_BATCH/seen
-                    if len(picked) < PRUNE_BATCH:
+                    if seen < PRUNE_BATCH:
                         picked.append(entry.path)
-                    elif (slot := _below(seen)) < PRUNE_BATCH:
-                        picked[slot] = entry.path
+                    elif seen == take:
+                        picked[draw.randrange(PRUNE_BATCH)] = entry.path
+                        weight *= math.exp(math.log(unit()) / PRUNE_BATCH)
+                        take = seen + 1 + skip(weight)
+                    seen += 1
                 elif name.startswith(TEMPORARY_PREFIX) and name.endswith(TEMPORARY_SUFFIX):
                     with contextlib.suppress(OSError):
                         if (
@@ -225,18 +253,6 @@ class RecordStore:
         except FileNotFoundError:
             return []
         return [os.path.join(self.directory, n) for n in names if n.endswith(MEMO_SUFFIX)]
-
-
-def sweep_due() -> bool:
-    """True for about one store in ``SWEEP_EVERY``: the sweep's scan, however cheap per
-    entry, is linear in the records, so a store pays it only that often."""
-    return _below(SWEEP_EVERY) == 0
-
-
-def _below(bound: int) -> int:
-    """A random integer in ``[0, bound)`` (``os.urandom``: the random module costs more
-    to import than a sweep)."""
-    return int.from_bytes(os.urandom(8), "big") % bound
 
 
 def _make_directory(directory: str, *, parents: bool) -> None:

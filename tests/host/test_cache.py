@@ -463,3 +463,13 @@ def _directory(path: Path) -> Path:
     path.mkdir(mode=0o755)
     path.chmod(0o755)
     return path
+
+
+def test_every_store_sweeps_a_small_directory(host_env: HostEnv, fake_codex: FakeCodex) -> None:
+    """Up to ``SWEEP_BYTES`` of directory a store always sweeps; beyond, by chance only."""
+    from launcher_probe.host.cache_store import SWEEP_BYTES
+
+    assert resolve_json(host_env.env, fake_codex.path)[0] == 0
+    disk = VerdictCache(host_env.cache_dir / "launcher-probe").disk
+    assert os.lstat(disk.directory).st_size <= SWEEP_BYTES
+    assert all(disk.sweep_due() for _ in range(100))
