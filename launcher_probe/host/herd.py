@@ -7,11 +7,11 @@ on to the slow path (which takes the entry lock itself through ``filelock``, an 
 the two kinds of lock do not interact on Linux or the BSDs); the claim ends when its
 process closes the lock file, which ``filelock`` does on release, after the verdict is
 stored, or when it exits or dies. Every other process finds the entry claimed, polls the
-claim every ``POLL_INTERVAL`` seconds until it is free, and reads the record again (it is
-replaced atomically): a passed verdict answers; anything else makes it the claimer and
-the slow path decides as before. The claim only saves work: single flight is the entry
-lock's, so a claim lost or never taken (threads of one process share theirs) costs a
-slow path, never a second probe.
+claim every ``POLL_INTERVAL`` seconds until it can share it, and reads the record again
+(it is replaced atomically): a passed verdict answers; anything else makes it the
+claimer (exclusive again) and the slow path decides as before. The claim only saves
+work: single flight is the entry lock's, so a claim lost or never taken (threads of one
+process share theirs) costs a slow path, never a second probe.
 
 Standard-library C modules only, so a waiter imports nothing more than a warm resolve.
 """
@@ -48,10 +48,11 @@ class Claim:
             self.fd = -1
 
 
-def _taken(fd: int) -> bool:
-    """Take the claim on ``fd`` without blocking; False when another process holds it."""
+def _taken(fd: int, kind: int) -> bool:
+    """Take (or turn this process's into) a claim of ``kind`` (``LOCK_EX``, ``LOCK_SH``)
+    on ``fd`` without blocking; False when another process's claim is in the way."""
     try:
-        fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        fcntl.lockf(fd, kind | fcntl.LOCK_NB)
     except OSError:  # EAGAIN or EACCES: held elsewhere (anything else: as if held)
         return False
     return True
@@ -64,22 +65,27 @@ def wait_turn(
     (``read_again`` once its claim is gone), or this process's Claim (then resolve the slow
     way and release it), or None when the lock file cannot be opened or the claim stays
     held past ``timeout`` seconds (then resolve the slow way: the entry lock decides).
-    The cache directories must exist."""
+    The cache directories must exist.
+
+    The prober's claim is exclusive; waiters read again under a shared one, all at once,
+    and the first whose reading finds no passed verdict turns its claim exclusive."""
     try:
         fd = os.open(lock_file, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
     except OSError:
         return None
     claim = Claim(fd)
-    if _taken(fd):
+    if _taken(fd, fcntl.LOCK_EX):
         return claim
     deadline = time.monotonic() + timeout
-    while not _taken(fd):
+    while True:
+        if _taken(fd, fcntl.LOCK_SH):
+            answer = read_again()
+            if answer is not None:
+                claim.release()
+                return answer
+            if _taken(fd, fcntl.LOCK_EX):
+                return claim  # the probe left no passed verdict: decide the slow way
         if time.monotonic() >= deadline:
             claim.release()
             return None
         time.sleep(POLL_INTERVAL)  # the claim has no wake-up; polling is the wait
-    answer = read_again()
-    if answer is None:
-        return claim  # the probe left no passed verdict: decide the slow way, claimed
-    claim.release()
-    return answer

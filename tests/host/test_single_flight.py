@@ -11,6 +11,7 @@ import subprocess
 import sys
 import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -49,15 +50,18 @@ sys.stdin.read()
 """
 
 
-def test_32_processes_one_cold_path_one_probe(host_env: HostEnv, fake_codex: FakeCodex) -> None:
-    count = 32
+def _herd(
+    count: int, fake_codex: FakeCodex, env: dict[str, str]
+) -> list[tuple[int, dict[str, Any], str]]:
+    """``count`` CLI resolves of one path started at once: each one's exit code, decision
+    and the slow path's modules it imported."""
     ready_read, ready_write = os.pipe()
     go_read, go_write = os.pipe()
     waiter = (sys.executable, "-c", WAIT_THEN_RESOLVE)
     children = [
         subprocess.Popen(
             [*waiter, str(ready_write), "resolve", "--json", "--codex", str(fake_codex.path)],
-            env=host_env.env,
+            env=env,
             cwd=ROOT,
             stdin=go_read,
             stdout=subprocess.PIPE,
@@ -75,13 +79,19 @@ def test_32_processes_one_cold_path_one_probe(host_env: HostEnv, fake_codex: Fak
         ready += chunk
     os.close(ready_read)
     os.close(go_write)  # go: every child sees EOF at once
-
-    decisions, imports = [], []
+    done = []
     for child in children:
         out, err = child.communicate(timeout=120)
-        assert child.returncode == 0, err
-        decisions.append(json.loads(out))
-        imports.append(err.decode().splitlines()[-1])
+        done.append((child.returncode, json.loads(out), err.decode().splitlines()[-1]))
+    return done
+
+
+def test_32_processes_one_cold_path_one_probe(host_env: HostEnv, fake_codex: FakeCodex) -> None:
+    count = 32
+    done = _herd(count, fake_codex, host_env.env)
+    assert [code for code, _, _ in done] == [0] * count
+    decisions = [decision for _, decision, _ in done]
+    imports = [modules for _, _, modules in done]
 
     assert fake_codex.probe_count() == 1
     # Only the prober imported the slow path; every waiter waited for it and read again.
@@ -93,6 +103,16 @@ def test_32_processes_one_cold_path_one_probe(host_env: HostEnv, fake_codex: Fak
     }
     assert sorted(d["from_cache"] for d in decisions) == [False] + [True] * (count - 1)
     assert len({d["probed_at"] for d in decisions}) == 1
+
+
+def test_a_herd_of_a_failing_binary_probes_once(host_env: HostEnv, fake_codex: FakeCodex) -> None:
+    """The record a failed probe leaves publishes nothing: each waiter in turn decides the
+    slow way, from that cached failure, and none probes again."""
+    fake_codex.set_fault("wrong_nonce")
+    done = _herd(8, fake_codex, host_env.env)
+    assert [code for code, _, _ in done] == [3] * 8
+    assert {decision["reason"] for _, decision, _ in done} == {"probe_failed"}
+    assert fake_codex.probe_count() == 1
 
 
 def test_threads_in_one_process_share_one_probe(host_env: HostEnv, fake_codex: FakeCodex) -> None:
