@@ -8,10 +8,10 @@ the two kinds of lock do not interact on Linux or the BSDs); the claim ends when
 process closes the lock file, which ``filelock`` does on release, after the verdict is
 stored, or when it exits or dies. Every other process finds the entry claimed, polls the
 claim every ``POLL_INTERVAL`` seconds until it can share it, and reads the record again
-(it is replaced atomically): a passed verdict answers; anything else makes it the
-claimer (exclusive again) and the slow path decides as before. The claim only saves
-work: single flight is the entry lock's, so a claim lost or never taken (threads of one
-process share theirs) costs a slow path, never a second probe.
+(it is replaced atomically): a passed verdict answers; anything else (a failed verdict,
+a record behind a shim, none: the prober died) sends it the slow way, as without a claim.
+The claim only saves work: single flight is the entry lock's, so a claim lost or never
+taken (threads of one process share theirs) costs a slow path, never a second probe.
 
 Standard-library C modules only, so a waiter imports nothing more than a warm resolve.
 """
@@ -61,14 +61,12 @@ def _taken(fd: int, kind: int) -> bool:
 def wait_turn(
     lock_file: str, timeout: float, read_again: Callable[[], Published | None]
 ) -> Published | Claim | None:
-    """After a disk miss: the Published decision another process's probe left behind
-    (``read_again`` once its claim is gone), or this process's Claim (then resolve the slow
-    way and release it), or None when the lock file cannot be opened or the claim stays
-    held past ``timeout`` seconds (then resolve the slow way: the entry lock decides).
-    The cache directories must exist.
-
-    The prober's claim is exclusive; waiters read again under a shared one, all at once,
-    and the first whose reading finds no passed verdict turns its claim exclusive."""
+    """After a disk miss: this process's Claim when it is the first (resolve the slow way,
+    then release it), else what ``read_again`` gives once the prober's claim is gone (a
+    Published decision, or None: resolve the slow way), or None when the lock file cannot
+    be opened or the claim stays held past ``timeout`` seconds. The cache directories
+    must exist. The prober's claim is exclusive; waiters take a shared one, all at once,
+    to read again."""
     try:
         fd = os.open(lock_file, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
     except OSError:
@@ -77,15 +75,11 @@ def wait_turn(
     if _taken(fd, fcntl.LOCK_EX):
         return claim
     deadline = time.monotonic() + timeout
-    while True:
-        if _taken(fd, fcntl.LOCK_SH):
-            answer = read_again()
-            if answer is not None:
-                claim.release()
-                return answer
-            if _taken(fd, fcntl.LOCK_EX):
-                return claim  # the probe left no passed verdict: decide the slow way
+    while not _taken(fd, fcntl.LOCK_SH):
         if time.monotonic() >= deadline:
             claim.release()
             return None
         time.sleep(POLL_INTERVAL)  # the claim has no wake-up; polling is the wait
+    answer = read_again()
+    claim.release()
+    return answer

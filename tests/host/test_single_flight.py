@@ -106,8 +106,8 @@ def test_32_processes_one_cold_path_one_probe(host_env: HostEnv, fake_codex: Fak
 
 
 def test_a_herd_of_a_failing_binary_probes_once(host_env: HostEnv, fake_codex: FakeCodex) -> None:
-    """The record a failed probe leaves publishes nothing: each waiter in turn decides the
-    slow way, from that cached failure, and none probes again."""
+    """The record a failed probe leaves publishes nothing: every waiter then decides the
+    slow way, from that cached failure (the entry lock keeps it to one probe)."""
     fake_codex.set_fault("wrong_nonce")
     done = _herd(8, fake_codex, host_env.env)
     assert [code for code, _, _ in done] == [3] * 8
