@@ -297,15 +297,22 @@ def resolve_with_origin(
         raise UsageError("--no-cache cannot go through the helper (it keeps verdicts)")
     warning = None
     if via != "local" and use_cache:
-        from launcher_probe.host.resolver import operator_choice
+        from launcher_probe.host.resolver import (
+            operator_choice,
+            operator_path,
+            published_without_discovery,
+        )
 
-        operator = operator_choice(codex)
-        if via == "auto" and operator is not None and not refresh:
-            from launcher_probe.host.resolver import published_without_discovery
-
-            known = published_without_discovery(str(operator[0]), operator[1])
-            if known is not None:
-                return known, Origin("local")
+        # This user's own record answers first (the flag's or the variable's path, else the
+        # discovery memo); the config file is read only when neither answers.
+        operator = operator_path(codex)
+        known = published_without_discovery(operator) if via == "auto" and not refresh else None
+        if known is None and operator is None:
+            operator = operator_choice(None)
+            if via == "auto" and operator is not None and not refresh:
+                known = published_without_discovery(operator)
+        if known is not None:
+            return known, Origin("local")
         try:
             return _from_helper(operator, refresh, timeout)
         except HelperNotAsked as error:  # said, then resolved in process

@@ -27,6 +27,7 @@ from launcher_probe.contract import (
 from launcher_probe.host.decision import Decision, Published, Withheld
 from launcher_probe.host.meta_input import (
     PROGRESS_TOKEN_KEY,
+    HostMeta,
     MetaRejected,
     ReservedKeys,
     caller_object,
@@ -39,6 +40,7 @@ from launcher_probe.state import InvalidSandboxState, SandboxState
 __all__ = [
     "PROGRESS_TOKEN_KEY",
     "BindingWithToolCall",
+    "HostMeta",
     "MetaRejected",
     "MetaResult",
     "Method",
@@ -126,6 +128,9 @@ StateInput = SandboxState | str | Mapping[str, Any] | None
 #: (called on each request that could carry the launcher: for one-shot use before a launch,
 #: never for a running server), or ``None`` for a server with no launcher.
 LauncherInput = Decision | Callable[[], Decision] | None
+#: The host's keys: a mapping (checked on every call), a ``HostMeta`` checked once per
+#: turn, or ``None``.
+HostMetaInput = HostMeta | Mapping[str, Any] | None
 
 
 def tool_call_meta(
@@ -134,7 +139,7 @@ def tool_call_meta(
     sandbox_state: StateInput,
     launcher: LauncherInput,
     caller_meta: object = None,
-    host_meta: Mapping[str, Any] | None = None,
+    host_meta: HostMetaInput = None,
     progress_token: str | int | None = None,
 ) -> MetaResult:
     """``_meta`` for a ``tools/call`` request.
@@ -163,7 +168,7 @@ def resource_read_meta(
     caller_meta: object = None,
     thread_id: str | None = None,
     origin_call_id: str | None = None,
-    host_meta: Mapping[str, Any] | None = None,
+    host_meta: HostMetaInput = None,
     progress_token: str | int | None = None,
 ) -> MetaResult:
     """``_meta`` for a ``resources/read`` request.
@@ -261,14 +266,18 @@ def _build(
     sandbox_state: StateInput,
     launcher: LauncherInput,
     caller_meta: object,
-    host_meta: Mapping[str, Any] | None,
+    host_meta: HostMetaInput,
     progress_token: str | int | None,
     binding: tuple[str | None, str | None] = (None, None),
 ) -> MetaResult:
     noun = _METHOD_NOUN[method]
     caller, caller_size = caller_object(caller_meta)
-    host, host_size = host_object(host_meta)
-    reserved = ReservedKeys(host, apps=server.name == CODEX_APPS_SERVER)
+    apps = server.name == CODEX_APPS_SERVER
+    if isinstance(host_meta, HostMeta):  # checked once for the turn
+        host, host_size, reserved = host_meta.keys, host_meta.size, host_meta.reserved(apps=apps)
+    else:
+        host_keys, host_size = host_object(host_meta)
+        host, reserved = host_keys, ReservedKeys(host_keys, apps=apps)
     for key, value in caller.items():
         named = reserved.set_by(key, value)
         if named is not None:

@@ -114,6 +114,32 @@ def host_object(host_meta: object) -> tuple[dict[str, Any], int]:
     return host, size
 
 
+class HostMeta:
+    """The host's metadata of one turn, checked once (as ``host_object`` checks it) and
+    reused by every call of that turn, as a ``SandboxState`` is: a copy taken when checked,
+    so a later change to the mapping it came from changes nothing sent."""
+
+    __slots__ = ("_keys", "_reserved", "size")
+
+    def __init__(self, host_meta: Mapping[str, Any]) -> None:
+        """MetaRejected as ``host_object``."""
+        self._keys, self.size = host_object(host_meta)
+        #: ReservedKeys by ``apps`` (the codex_apps server's set, or every other's).
+        self._reserved: dict[bool, ReservedKeys] = {}
+
+    @property
+    def keys(self) -> Mapping[str, Any]:
+        """The host's keys, in order (read only: the injector copies them into ``_meta``)."""
+        return self._keys
+
+    def reserved(self, *, apps: bool) -> ReservedKeys:
+        """The keys a caller may not set beside these, made on first use."""
+        found = self._reserved.get(apps)
+        if found is None:
+            found = self._reserved[apps] = ReservedKeys(self._keys, apps=apps)
+        return found
+
+
 def _json_object(value: Mapping[str, Any], what: str) -> tuple[dict[str, Any], int]:
     copy = dict(value)
     try:

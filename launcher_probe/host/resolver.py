@@ -60,7 +60,7 @@ _DEFAULT_CONFIG = ResolverConfig()
 _EXPLICIT, _ENV = str(Source.EXPLICIT), str(Source.ENV)
 
 
-def _operator_path(codex: str | None) -> tuple[str, str] | None:
+def operator_path(codex: str | None) -> tuple[str, str] | None:
     """``(source, path)`` when the caller or ``LAUNCHER_PROBE_CODEX`` names the only
     candidate (no file needs reading to know it), else None."""
     if codex is not None:
@@ -74,7 +74,7 @@ def operator_choice(codex: str | None) -> tuple[str, str] | None:
     (both without reading a file), else the config file's ``codex``
     (``discovery.order.operator_choice``: platformdirs and tomllib only then); None when
     there is none. ConfigError when the config file cannot be used."""
-    named = _operator_path(codex)
+    named = operator_path(codex)
     if named is not None:
         return named
     from launcher_probe.host.discovery.order import operator_choice as configured
@@ -84,17 +84,27 @@ def operator_choice(codex: str | None) -> tuple[str, str] | None:
 
 
 def published_without_discovery(
-    source: str, path: str, *, config: ResolverConfig | None = None
+    operator: tuple[str, str] | None, *, config: ResolverConfig | None = None
 ) -> Published | None:
-    """The decision for the operator's ``path`` (found through ``source``) that the memory
-    front or its record on disk gives (``VerdictCache.published``), or None: then resolve."""
+    """The decision the fronts give without discovery, or None: then resolve. For the
+    operator's ``(source, path)``: the memory front, then its record on disk
+    (``VerdictCache.published``); for none: the discovery memo (``discovery_memo.replay``:
+    what decided the last full discovery, replayed), then the record of the path it names."""
     config = config or _DEFAULT_CONFIG
-    remembered = MEMORY.published(source, path, config.clock, config.lifetimes)
-    if remembered is not None:
-        return _with_version_warning(remembered)
+    if operator is not None:
+        remembered = MEMORY.published(*operator, config.clock, config.lifetimes)
+        if remembered is not None:
+            return _with_version_warning(remembered)
     warnings: list[str] = []
     cache = _open_cache(config, warnings)
-    stored = None if cache is None else cache.published(source, path)
+    if cache is None:
+        return None
+    if operator is not None:
+        stored = cache.published(*operator)
+    else:
+        from launcher_probe.host.cache.discovery_memo import replay
+
+        stored = replay(cache)
     if stored is None:
         return None
     return _with_version_warning(stored.replace(warnings=tuple(warnings)))
@@ -120,18 +130,44 @@ def resolve_launcher(
     ``ConfigError`` (an ``InputRejected``, exit 4), never a silent fallback to discovery.
     """
     config = config or _DEFAULT_CONFIG
-    # For the operator's path alone, a passed verdict answers before discovery.
-    operator = _operator_path(codex) if use_cache and not refresh else None
-    if operator is not None:
-        known = published_without_discovery(*operator, config=config)
+    # The operator's path, or the discovery memo without one: a passed verdict answers
+    # before discovery.
+    operator = operator_path(codex) if use_cache and not refresh else None
+    if use_cache and not refresh:
+        known = published_without_discovery(operator, config=config)
         if known is not None:
             return known
     warnings: list[str] = []
     cache = _open_cache(config, warnings) if use_cache else None
+    claim = None
+    if operator is not None and cache is not None:
+        stored = cache.published(*operator)
+        turn = stored if stored is not None else cache.wait_turn(*operator)
+        if isinstance(turn, Published):
+            return _with_version_warning(turn.replace(warnings=tuple(warnings)))
+        claim = turn  # this process probes: its waiters go once the verdict is stored
+    try:
+        decision = _discover_and_decide(codex, cache, refresh, timeout, config, warnings)
+    finally:
+        if claim is not None:
+            claim.release()
+    return decision
+
+
+def _discover_and_decide(
+    codex: str | None,
+    cache: VerdictCache | None,
+    refresh: bool,
+    timeout: float,
+    config: ResolverConfig,
+    warnings: list[str],
+) -> Decision:
+    """The slow path: discovery, then each candidate's attempt in order."""
     from launcher_probe.host.attempt import Attempt
     from launcher_probe.host.discovery.order import discover
 
     found = discover(codex)
+    memoise = codex is None and cache is not None and not refresh
     tried: list[PassedOver] = []
     for candidate in found.candidates:
         attempt = Attempt(
@@ -145,6 +181,11 @@ def resolve_launcher(
         outcome = attempt.decide()
         if isinstance(outcome, Published):
             published = outcome.replace(warnings=tuple(warnings), tried=tuple(tried))
+            if memoise and not tried and found.candidates[0].source is not Source.ENV:
+                from launcher_probe.host.cache.discovery_memo import record
+
+                assert cache is not None
+                record(cache, found)
             return _with_version_warning(published)
         tried.append(outcome)
     return _withheld(found, tried, warnings)

@@ -46,6 +46,8 @@ HEAVY = {
     "launcher_probe.host.binary",
     "launcher_probe.host.probe",
     "launcher_probe.host.cache.entry_lock",
+    "filelock",
+    "cachetools",
 }
 
 
@@ -334,3 +336,14 @@ def test_a_plain_form_means_what_argparse_makes_of_it(words: list[str]) -> None:
 )
 def test_anything_else_is_left_to_argparse(words: list[str]) -> None:
     assert plain_form(words) is None
+
+
+def test_only_a_cold_resolve_imports_filelock(host_env: HostEnv, fake_codex: FakeCodex) -> None:
+    """In the test venv, where both are importable: the cold resolve takes the entry lock
+    through filelock; the warm one imports neither filelock nor cachetools."""
+    cold = run(host_env.env, "resolve", "--codex", str(fake_codex.path))
+    warm = run(host_env.env, "resolve", "--codex", str(fake_codex.path))
+    assert cold[0] == warm[0] == 0
+    assert "filelock" in cold[3] and "launcher_probe.host.cache.entry_lock" in cold[3]
+    assert {"filelock", "cachetools"} & set(warm[3]) == set()
+    assert fake_codex.probe_count() == 1

@@ -143,7 +143,7 @@ def test_the_units_carry_the_environment_and_a_log() -> None:
 FAKE_HELPER = textwrap.dedent(
     """
     import json, os, socket, sys
-    from launcher_probe.host.fingerprint import Fingerprint
+    from launcher_probe.host.paths.fingerprint import Fingerprint
     path, native, mode = sys.argv[1:4]
     os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
     server = socket.socket(socket.AF_UNIX)

@@ -1,29 +1,29 @@
-"""The per-entry lock: an OS ``flock`` that waiters get the moment its holder lets go.
+"""The per-entry lock: ``filelock``'s ``flock``, held while one process or thread probes.
 
 ``flock`` is what makes probing single-flight across processes and threads (each holder
-opens its own file description), and it dies with a killed holder. It has no timeout, so
-a waiter does not block in it: one daemon thread per lock file and process blocks in
-``flock`` on its own descriptor, lets go at once and sets an Event; every waiter of that
-process waits on the Event with its own deadline, then tries again without blocking.
-A waiter that times out leaves nothing behind it holds: the watcher thread's descriptor
-is closed (and its lock, held for an instant, released) as soon as the holder lets go.
+opens its own file description through its own ``FileLock``), and it dies with a killed
+holder. A waiter polls every ``herd.POLL_INTERVAL`` seconds (filelock's default 50 ms would put
+the last of a herd's waiters far behind the release) until its own deadline. A lock taken on
+a file that ``cache clear`` unlinked meanwhile is let go and the file now at the path locked
+instead, so two holders can never hold two inodes of one name. Imported on a miss only:
+``filelock`` costs tens of milliseconds to import, which a warm path never pays.
 """
 
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import os
-import threading
 import time
 
+import filelock
+
 from launcher_probe.errors import LauncherProbeError
-from launcher_probe.host.cache.store import CacheUnavailable
+from launcher_probe.host.cache.herd import POLL_INTERVAL
+from launcher_probe.host.cache.location import CacheUnavailable
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
     from collections.abc import Iterator
-
 
 __all__ = ["LockTimeout", "entry_lock"]
 
@@ -42,94 +42,42 @@ class LockTimeout(LauncherProbeError):
         self.waited = waited
 
 
-class _ReleaseWatch:
-    """Sets :attr:`released` once the lock on ``lock_file`` is (or becomes) free."""
-
-    def __init__(self, lock_file: str, fd: int) -> None:
-        self.lock_file = lock_file
-        self.released = threading.Event()
-        threading.Thread(target=self._watch, args=(fd,), daemon=True).start()
-
-    def _watch(self, fd: int) -> None:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
-            fcntl.flock(fd, fcntl.LOCK_UN)
-        except OSError:
-            pass  # the waiters find out for themselves
-        finally:
-            os.close(fd)
-            with _WATCHES_LOCK:
-                if _WATCHES.get(self.lock_file) is self:
-                    del _WATCHES[self.lock_file]
-            self.released.set()
-
-
-_WATCHES: dict[str, _ReleaseWatch] = {}
-_WATCHES_LOCK = threading.Lock()
-
-
-def _watch(lock_file: str) -> _ReleaseWatch:
-    """The live watch of ``lock_file`` in this process, started when there is none."""
-    with _WATCHES_LOCK:
-        watch = _WATCHES.get(lock_file)
-        if watch is None:
-            watch = _WATCHES[lock_file] = _ReleaseWatch(lock_file, _open(lock_file))
-        return watch
-
-
-def _open(lock_file: str) -> int:
-    try:
-        return os.open(lock_file, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
-    except OSError as error:
-        raise CacheUnavailable(
-            f"lock file {lock_file} unusable ({error.strerror or error}); verdict not cached"
-        ) from error
-
-
 @contextlib.contextmanager
 def entry_lock(lock_file: str, timeout: float) -> Iterator[None]:
-    """Hold the lock on ``lock_file`` (made 0600 when absent) for the ``with`` block.
+    """Hold the lock on ``lock_file`` (made 0600 when absent, never through a symlink) for
+    the ``with`` block.
 
     LockTimeout when it stays held for ``timeout`` seconds; CacheUnavailable when the lock
     file cannot be opened or locked.
     """
     started = time.monotonic()
-    fd = _open(lock_file)
-    try:
-        while True:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                if _still_at(fd, lock_file):
-                    break
-                os.close(fd)  # ``cache clear`` removed it meanwhile: lock the one there now
-                fd = -1
-                fd = _open(lock_file)
-                continue
-            except BlockingIOError:
-                pass
-            except OSError as error:
-                raise CacheUnavailable(
-                    f"lock file {lock_file} unusable ({error.strerror}); verdict not cached"
-                ) from error
-            left = started + timeout - time.monotonic()
-            if left <= 0:
-                raise LockTimeout(lock_file, time.monotonic() - started)
-            _watch(lock_file).released.wait(left)
+    held: list[os.stat_result] = []
+    lock = filelock.UnixFileLock(
+        lock_file, timeout=timeout, mode=0o600, on_acquired=lambda fd: held.append(os.fstat(fd))
+    )
+    while True:
+        remaining = max(0.0, timeout - (time.monotonic() - started))
         try:
-            yield
-        finally:
-            fcntl.flock(fd, fcntl.LOCK_UN)
+            lock.acquire(timeout=remaining, poll_interval=POLL_INTERVAL)
+        except filelock.Timeout as error:
+            raise LockTimeout(lock_file, time.monotonic() - started) from error
+        except OSError as error:
+            raise CacheUnavailable(
+                f"lock file {lock_file} unusable ({error.strerror or error}); verdict not cached"
+            ) from error
+        if _still_at(held[-1], lock_file):
+            break
+        lock.release()  # ``cache clear`` removed it meanwhile: lock the one there now
+    try:
+        yield
     finally:
-        if fd >= 0:
-            os.close(fd)
+        lock.release()
 
 
-def _still_at(fd: int, lock_file: str) -> bool:
-    """Whether the locked ``fd`` is still the file at ``lock_file`` (not unlinked by a
-    ``cache clear`` between the open and the lock)."""
+def _still_at(locked: os.stat_result, lock_file: str) -> bool:
+    """Whether the locked file is still the one at ``lock_file``."""
     try:
         here = os.stat(lock_file, follow_symlinks=False)
     except FileNotFoundError:
         return False
-    held = os.fstat(fd)
-    return (here.st_dev, here.st_ino) == (held.st_dev, held.st_ino)
+    return (here.st_dev, here.st_ino) == (locked.st_dev, locked.st_ino)

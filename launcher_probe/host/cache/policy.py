@@ -22,6 +22,7 @@ from launcher_probe.host.cache.store import (
     RecordStore,
 )
 from launcher_probe.host.paths.fingerprint import Fingerprint
+from launcher_probe.host.paths.rules import check_launcher_path
 from launcher_probe.host.probe_result import ProbeResult
 from launcher_probe.json_output import printable
 from launcher_probe.value import Value
@@ -31,6 +32,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
     from typing import Any
 
+    from launcher_probe.host.cache.herd import Claim
     from launcher_probe.host.cache.memory import MemoryFront
     from launcher_probe.host.decision import Published
 
@@ -176,9 +178,28 @@ class VerdictCache:
             self.memory.put(record)
         return record.published(source)
 
+    def wait_turn(self, source: str, path: str) -> Published | Claim | None:
+        """After :meth:`published` missed for the operator's ``path``: the decision another
+        process's probe of it leaves on disk, once that process lets go (``herd.py``), or
+        this process's Claim on the entry (resolve the slow way, then release it), or None
+        (resolve the slow way). Only a path that passes the path rules is waited for:
+        nothing is created for one that will not be probed."""
+        if not check_launcher_path(path).ok:
+            return None
+        from launcher_probe.host.cache.herd import wait_turn  # fcntl: a miss only
+
+        try:
+            self.disk.check_directories(create=True)
+        except CacheUnavailable:
+            return None
+        return wait_turn(
+            self.lock_file(path), self.lock_timeout, lambda: self.published(source, path)
+        )
+
     def store(self, fingerprint: Fingerprint, result: ProbeResult, probed_at: float) -> CacheRecord:
         """Record ``result`` for ``fingerprint`` (atomically, 0600, directories made 0700 on
-        the first store), then tidy the directory (bounded). OSError or CacheUnavailable
+        the first store), then, when ``RecordStore.sweep_due``, tidy the directory (one
+        bounded scan, ``RecordStore.sweep``). OSError or CacheUnavailable
         propagate; the caller decides whether a failed write matters."""
         record = CacheRecord(
             host_id=self.host_id,
@@ -190,7 +211,8 @@ class VerdictCache:
         self.disk.write(record)
         if self.memory is not None:
             self.memory.put(record)
-        self.disk.sweep()
+        if self.disk.sweep_due():
+            self.disk.sweep()
         return record
 
     def records(self) -> list[CacheRead]:

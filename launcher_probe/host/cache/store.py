@@ -28,7 +28,12 @@ MAX_RECORD_BYTES = 1 << 20
 STALE_TEMPORARY_SECONDS = 600.0
 #: Record files looked at per sweep for binaries that are gone.
 PRUNE_BATCH = 8
-_TEMPORARY_PREFIX, _TEMPORARY_SUFFIX = ".record-", ".tmp"
+#: The directory size (``st_size``) up to which every store sweeps (``sweep_due``).
+SWEEP_BYTES = 32 * 1024
+#: A writer's temporary file (a record's or a memo's) is named ``.record-*.tmp``.
+TEMPORARY_PREFIX, TEMPORARY_SUFFIX = ".record-", ".tmp"
+#: The discovery memos' file names end so (``memo.py``).
+MEMO_SUFFIX = ".memo"
 
 
 class CacheRead(Value):
@@ -136,7 +141,7 @@ class RecordStore:
         file = self.record_file(record.path)
         data = json.dumps(record.to_json(), indent=1).encode()
         fd, temporary = tempfile.mkstemp(
-            dir=self.directory, prefix=_TEMPORARY_PREFIX, suffix=_TEMPORARY_SUFFIX
+            dir=self.directory, prefix=TEMPORARY_PREFIX, suffix=TEMPORARY_SUFFIX
         )
         try:
             with os.fdopen(fd, "wb") as stream:
@@ -159,10 +164,11 @@ class RecordStore:
             return False
 
     def clear(self) -> int:
-        """Remove every record file, trusted or not, every writer's temporary file and
-        every lock file no one holds, reading none of them; the number of record files
-        removed. A directory in a record's place is left. CacheUnavailable, once all else
-        is removed, when a record file cannot be removed (it would stay in use)."""
+        """Remove every record file, trusted or not, every writer's temporary file, every
+        discovery memo and every lock file no one holds, reading none of them; the number
+        of record files removed. A directory in a record's place is left. CacheUnavailable,
+        once all else is removed, when a record file cannot be removed (it would stay in
+        use)."""
         removed, failed = 0, []
         try:
             for file in self.record_files():
@@ -170,7 +176,7 @@ class RecordStore:
                     removed += _unlink_unless_directory(file)
                 except OSError as error:
                     failed.append(f"{printable(file)} ({error.strerror or error})")
-            for file in self._temporaries():
+            for file in (*self._temporaries(), *self._entries(MEMO_SUFFIX)):
                 self.remove(file)
             for file in self._entries(".lock"):
                 remove_unheld_lock(file)
@@ -184,23 +190,63 @@ class RecordStore:
             )
         return removed
 
+    def sweep_due(self) -> bool:
+        """Whether this store should sweep: always while the directory is small, then with
+        a chance inversely proportional to its size (``SWEEP_BYTES / st_size``; a
+        directory's size grows with its entries on every common filesystem), so that the
+        scan's expected cost per store stays flat however many records there are."""
+        try:
+            size = os.lstat(self.directory).st_size
+        except OSError:
+            return False
+        chance = int.from_bytes(os.urandom(4), "big") / (1 << 32)
+        return size <= SWEEP_BYTES or chance < SWEEP_BYTES / size
+
     def sweep(self, now: float | None = None) -> None:
-        """Bounded housekeeping, never failing: remove writers' temporary files older than
+        """Bounded housekeeping, never failing, in one scan of the directory (no sort, no
+        list of it kept): remove writers' temporary files older than
         ``STALE_TEMPORARY_SECONDS`` and the records, among up to ``PRUNE_BATCH`` picked at
         random, of binaries that are gone (their path as found no longer exists)."""
-        import random
+        import math
+        import random  # a store: the slow path
+
+        draw = random.SystemRandom()  # a few dozen numbers per sweep
+
+        def unit() -> float:  # uniform in the open interval (0, 1): its log is finite
+            return (draw.getrandbits(53) + 1) / ((1 << 53) + 2)
+
+        def skip(weight: float) -> int:
+            return int(math.log(unit()) / math.log(1.0 - weight))
 
         now = time.time() if now is None else now
-        with contextlib.suppress(OSError):
-            for file in self._temporaries():
-                if now - os.lstat(file).st_mtime > STALE_TEMPORARY_SECONDS:
-                    self.remove(file)
-            files = self.record_files()
-            for file in random.sample(files, min(PRUNE_BATCH, len(files))):
-                record = self.read(file).record
-                if record is not None and not os.path.lexists(record.path):
-                    self.remove(file)
-                    remove_unheld_lock(self.lock_file(record.path))
+        picked: list[str] = []
+        # Reservoir sampling with skips (Li's algorithm L): a few random numbers per
+        # sweep, not one per record, so the scan's cost is the directory's listing alone.
+        weight = math.exp(math.log(unit()) / PRUNE_BATCH)
+        take, seen = PRUNE_BATCH + skip(weight), 0
+        with contextlib.suppress(OSError), os.scandir(self.directory) as entries:
+            for entry in entries:
+                name = entry.name
+                if name.endswith(".json"):
+                    if seen < PRUNE_BATCH:
+                        picked.append(entry.path)
+                    elif seen == take:
+                        picked[draw.randrange(PRUNE_BATCH)] = entry.path
+                        weight *= math.exp(math.log(unit()) / PRUNE_BATCH)
+                        take = seen + 1 + skip(weight)
+                    seen += 1
+                elif name.startswith(TEMPORARY_PREFIX) and name.endswith(TEMPORARY_SUFFIX):
+                    with contextlib.suppress(OSError):
+                        if (
+                            now - entry.stat(follow_symlinks=False).st_mtime
+                            > STALE_TEMPORARY_SECONDS
+                        ):
+                            self.remove(entry.path)
+        for file in picked:
+            record = self.read(file).record
+            if record is not None and not os.path.lexists(record.path):
+                self.remove(file)
+                remove_unheld_lock(self.lock_file(record.path))
 
     def _temporaries(self) -> list[str]:
         try:
@@ -210,7 +256,7 @@ class RecordStore:
         return [
             os.path.join(self.directory, name)
             for name in names
-            if name.startswith(_TEMPORARY_PREFIX) and name.endswith(_TEMPORARY_SUFFIX)
+            if name.startswith(TEMPORARY_PREFIX) and name.endswith(TEMPORARY_SUFFIX)
         ]
 
 

@@ -439,7 +439,7 @@ def test_cache_show_escapes_paths(host_env: HostEnv, tmp_path: Path) -> None:
     assert bubblewrap.startswith("      bubblewrap: ")
 
 
-def test_a_store_removes_stale_temporaries_and_records_of_gone_binaries(
+def test_a_sweep_removes_stale_temporaries_and_records_of_gone_binaries(
     host_env: HostEnv, tmp_path: Path
 ) -> None:
     kept = install_fake_codex(_directory(tmp_path / "kept"))
@@ -454,8 +454,7 @@ def test_a_store_removes_stale_temporaries_and_records_of_gone_binaries(
     os.utime(stale, (old, old))
     gone.path.unlink()
 
-    third = install_fake_codex(_directory(tmp_path / "third"))
-    assert resolve_json(host_env.env, third.path)[0] == 0  # a store: the sweep runs
+    VerdictCache(host_env.cache_dir / "launcher-probe").disk.sweep()
 
     names = {p.name for p in directory.iterdir()}
     assert record_file(host_env, gone.path).name not in names
@@ -467,3 +466,13 @@ def _directory(path: Path) -> Path:
     path.mkdir(mode=0o755)
     path.chmod(0o755)
     return path
+
+
+def test_every_store_sweeps_a_small_directory(host_env: HostEnv, fake_codex: FakeCodex) -> None:
+    """Up to ``SWEEP_BYTES`` of directory a store always sweeps; beyond, by chance only."""
+    from launcher_probe.host.cache.store import SWEEP_BYTES
+
+    assert resolve_json(host_env.env, fake_codex.path)[0] == 0
+    disk = VerdictCache(host_env.cache_dir / "launcher-probe").disk
+    assert os.lstat(disk.directory).st_size <= SWEEP_BYTES
+    assert all(disk.sweep_due() for _ in range(100))

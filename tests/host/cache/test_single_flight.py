@@ -11,11 +11,11 @@ import subprocess
 import sys
 import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from launcher_probe.contract import Reason
-from launcher_probe.host.cache import entry_lock
 from launcher_probe.host.cache.policy import VerdictCache
 from launcher_probe.host.decision import Decision, Published, Withheld
 from launcher_probe.host.resolver import ResolverConfig, resolve_launcher
@@ -23,15 +23,20 @@ from tests.conftest import ROOT, HostEnv, run_cli
 from tests.fakes import FakeCodex
 
 #: A resolver process that says it is ready (one byte on fd argv[1]), then waits for the
-#: go signal (EOF on stdin) before it resolves.
+#: go signal (EOF on stdin) before it resolves; at the end it says on stderr which of the
+#: slow path's modules it imported.
 WAIT_THEN_RESOLVE = """
 import os, sys
 from launcher_probe.cli import main
 os.write(int(sys.argv[1]), b"r")
 os.close(int(sys.argv[1]))
 sys.stdin.buffer.read()
-sys.exit(main(sys.argv[2:]))
+code = main(sys.argv[2:])
+slow = ("launcher_probe.host.discovery", "launcher_probe.host.probe", "filelock")
+print("imported:", *sorted(set(slow) & set(sys.modules)), file=sys.stderr)
+sys.exit(code)
 """
+SLOW_PATH = "imported: filelock launcher_probe.host.discovery launcher_probe.host.probe"
 
 #: Holds a lock file (an OS flock, as any flock-based locker takes it) until killed; says
 #: "held" once it holds it.
@@ -45,15 +50,18 @@ sys.stdin.read()
 """
 
 
-def test_32_processes_one_cold_path_one_probe(host_env: HostEnv, fake_codex: FakeCodex) -> None:
-    count = 32
+def _herd(
+    count: int, fake_codex: FakeCodex, env: dict[str, str]
+) -> list[tuple[int, dict[str, Any], str]]:
+    """``count`` CLI resolves of one path started at once: each one's exit code, decision
+    and the slow path's modules it imported."""
     ready_read, ready_write = os.pipe()
     go_read, go_write = os.pipe()
     waiter = (sys.executable, "-c", WAIT_THEN_RESOLVE)
     children = [
         subprocess.Popen(
             [*waiter, str(ready_write), "resolve", "--json", "--codex", str(fake_codex.path)],
-            env=host_env.env,
+            env=env,
             cwd=ROOT,
             stdin=go_read,
             stdout=subprocess.PIPE,
@@ -71,19 +79,40 @@ def test_32_processes_one_cold_path_one_probe(host_env: HostEnv, fake_codex: Fak
         ready += chunk
     os.close(ready_read)
     os.close(go_write)  # go: every child sees EOF at once
-
-    decisions = []
+    done = []
     for child in children:
         out, err = child.communicate(timeout=120)
-        assert child.returncode == 0, err
-        decisions.append(json.loads(out))
+        done.append((child.returncode, json.loads(out), err.decode().splitlines()[-1]))
+    return done
+
+
+def test_32_processes_one_cold_path_one_probe(host_env: HostEnv, fake_codex: FakeCodex) -> None:
+    count = 32
+    done = _herd(count, fake_codex, host_env.env)
+    assert [code for code, _, _ in done] == [0] * count
+    decisions = [decision for _, decision, _ in done]
+    imports = [modules for _, _, modules in done]
 
     assert fake_codex.probe_count() == 1
+    # Only the prober imported the slow path; every waiter waited for it and read again.
+    prober = [d["from_cache"] for d in decisions].index(False)
+    assert imports[prober] == SLOW_PATH
+    assert imports[:prober] + imports[prober + 1 :] == ["imported:"] * (count - 1)
     assert {json.dumps(d["launcher"]) for d in decisions} == {
         json.dumps({"codexExecutable": str(fake_codex.path)})
     }
     assert sorted(d["from_cache"] for d in decisions) == [False] + [True] * (count - 1)
     assert len({d["probed_at"] for d in decisions}) == 1
+
+
+def test_a_herd_of_a_failing_binary_probes_once(host_env: HostEnv, fake_codex: FakeCodex) -> None:
+    """The record a failed probe leaves publishes nothing: every waiter then decides the
+    slow way, from that cached failure (the entry lock keeps it to one probe)."""
+    fake_codex.set_fault("wrong_nonce")
+    done = _herd(8, fake_codex, host_env.env)
+    assert [code for code, _, _ in done] == [3] * 8
+    assert {decision["reason"] for _, decision, _ in done} == {"probe_failed"}
+    assert fake_codex.probe_count() == 1
 
 
 def test_threads_in_one_process_share_one_probe(host_env: HostEnv, fake_codex: FakeCodex) -> None:
@@ -189,25 +218,46 @@ def _fds_on(path: Path) -> list[str]:
 def test_a_timed_out_waiter_leaves_no_fd_and_no_lock(
     host_env: HostEnv, fake_codex: FakeCodex
 ) -> None:
-    """In process: the wait times out (lock_timeout); once the holder dies, the watcher
-    that woke for it has closed its descriptor and holds nothing: another process takes
-    the lock at once and the next resolve probes."""
+    """In process: the wait times out (lock_timeout) and leaves no descriptor on the lock
+    file behind; once the holder dies, another process takes the lock at once and the
+    next resolve probes."""
     lock_file = Path(VerdictCache().lock_file(str(fake_codex.path)))
     holder = _hold(lock_file, host_env.env)
     try:
         config = ResolverConfig(lock_timeout=0.3)
         decision = resolve_launcher(str(fake_codex.path), config=config)
         assert isinstance(decision, Withheld) and decision.reason is Reason.LOCK_TIMEOUT
-        watch = entry_lock._WATCHES[str(lock_file)]
-        assert not watch.released.is_set()  # still waiting for the holder
+        assert _fds_on(lock_file) == []
     finally:
         holder.kill()
         holder.wait()
-    assert watch.released.wait(timeout=30)
-    assert _fds_on(lock_file) == []
     taker = _hold(lock_file, host_env.env)  # would block if a lock were left held
     taker.kill()
     taker.wait()
     decision = resolve_launcher(str(fake_codex.path))
     assert isinstance(decision, Published) and decision.from_cache is False
     assert fake_codex.probe_count() == 1
+
+
+def test_a_cold_resolve_locks_through_filelock(
+    host_env: HostEnv, fake_codex: FakeCodex, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The entry lock is filelock's: every acquire of a cold resolve goes through it, once,
+    with the short poll interval, and the lock file is private."""
+    import filelock
+
+    from launcher_probe.host.cache.herd import POLL_INTERVAL
+
+    acquired: list[tuple[str, object]] = []
+    acquire = filelock.UnixFileLock.acquire
+
+    def counted(self: filelock.UnixFileLock, *args: object, **kwargs: object) -> object:
+        acquired.append((self.lock_file, kwargs.get("poll_interval")))
+        return acquire(self, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(filelock.UnixFileLock, "acquire", counted)
+    decision = resolve_launcher(str(fake_codex.path))
+    assert isinstance(decision, Published) and decision.from_cache is False
+    lock_file = VerdictCache().lock_file(str(fake_codex.path))
+    assert acquired == [(lock_file, POLL_INTERVAL)]
+    assert os.stat(lock_file).st_mode & 0o777 == 0o600

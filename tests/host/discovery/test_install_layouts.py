@@ -21,6 +21,9 @@ from tests.host.discovery.test_order import found, native_in
 from tests.host.native.test_shims import npm_global, npm_package, target, write
 from tests.host.stubs import foreign, native_stub
 
+#: Each test's final state also resolves through the discovery memo as in full.
+pytestmark = pytest.mark.usefixtures("through_the_memo")
+
 ASDF_SHIM = '#!/usr/bin/env bash\n# asdf-plugin: nodejs 22.12.0\nexec {asdf} exec "codex" "$@"\n'
 MAKE_WRAPPER = (
     "#! {bash} -e\n"

@@ -19,6 +19,9 @@ from tests.conftest import HostEnv, run_cli
 from tests.host.native.test_shims import bun_global, npm_global, pnpm_global, target
 from tests.host.stubs import native_stub
 
+#: Each test's final state also resolves through the discovery memo as in full.
+pytestmark = pytest.mark.usefixtures("through_the_memo")
+
 KEYS = ["source", "path", "resolved", "ok", "reason", "detail", "also_found_at"]
 
 

@@ -8,7 +8,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from bench_core import Env, Row, batched, interleaved_medians
+from benchmarks.core import Env, Row, batched, interleaved_medians
 
 #: A tools/call request Codex CLI 0.169.0 sent: its state, caller keys and host keys.
 CAPTURED = Path(__file__).resolve().parent.parent / "tests/data/codex-0.169.0-tools-call.json"
@@ -40,7 +40,7 @@ def _captured_meta() -> tuple[str, dict[str, Any], dict[str, Any]]:
 def rows(env: Env, runs: int) -> list[Row]:
     """P1 and the injector, sampled side by side with the bare ``lstat``s."""
     from launcher_probe.host.decision import Published
-    from launcher_probe.host.inject import ServerDescription, Transport, tool_call_meta
+    from launcher_probe.host.inject import HostMeta, ServerDescription, Transport, tool_call_meta
     from launcher_probe.host.resolver import resolve_launcher
     from launcher_probe.json_input import checked_value
     from launcher_probe.state import SandboxState
@@ -62,6 +62,7 @@ def rows(env: Env, runs: int) -> list[Row]:
 
     text, caller, host = _captured_meta()
     state = SandboxState.from_text(text)  # once per turn, as a host holds it
+    turn = HostMeta(host)  # the host's keys of the turn: checked once, too
     server = ServerDescription("files", Transport.STDIO, {"codex/sandbox-state": {}})
 
     def inject() -> None:
@@ -70,16 +71,15 @@ def rows(env: Env, runs: int) -> list[Row]:
             sandbox_state=state,
             launcher=decision,
             caller_meta=caller,
-            host_meta=host,
+            host_meta=turn,
             progress_token=1,
         )
         if not result.launcher_included:
             raise SystemExit(f"the injector left the launcher out: {result.detail}")
 
-    def least() -> None:  # what the injector cannot skip: the replay, the JSON checks
+    def least() -> None:  # what the injector cannot skip: the replay, the caller's check
         decision.fingerprint.first_change()
         checked_value(caller, "caller metadata")
-        checked_value(host, "host metadata")
 
     actions = [lstats, hit, inject, least]
     base, memory, injector, floor = (
@@ -95,7 +95,7 @@ def rows(env: Env, runs: int) -> list[Row]:
             yardstick,
             base,
             2.0,
-            note="tool_call_meta, captured Codex request",
+            note="tool_call_meta, captured Codex request, HostMeta per turn",
         ),
         Row(
             "  floor: replay + JSON checks",
@@ -103,6 +103,6 @@ def rows(env: Env, runs: int) -> list[Row]:
             yardstick,
             base,
             None,
-            note="first_change(), checked_value() of caller and host keys",
+            note="first_change(), checked_value() of the caller's keys",
         ),
     ]

@@ -18,9 +18,9 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
-from bench_cli import HERD
-from bench_clients import Clients, EchoServer
-from bench_core import MIB, Action, Env, Row, interleaved_medians, peak_rss_bytes, percentile
+from benchmarks.cli import HERD
+from benchmarks.clients import Clients, EchoServer
+from benchmarks.core import MIB, Action, Env, Row, interleaved_medians, peak_rss_bytes, percentile
 
 CLIENTS = 16
 

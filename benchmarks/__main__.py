@@ -7,7 +7,7 @@ own venv, each CLI command a fresh process, no helper running unless the row is 
 the helper; the real Codex CLI from ``scripts/fetch-codex``. Run it through
 ``scripts/bench``, which builds that venv.
 
-Usage: bench.py VENV CODEX [--quick] [RUNS]
+Usage: python -m benchmarks VENV CODEX [--quick] [RUNS]  (scripts/bench runs it so)
 """
 
 from __future__ import annotations
@@ -18,23 +18,37 @@ import platform
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
-import bench_cli
-import bench_helper
-import bench_inprocess
-from bench_core import Env, Row, table
+from benchmarks import cache, cli, helper, inprocess
+from benchmarks.core import Env, Row, Section, components, table
+
+#: ``(title, rows(env, runs, requests))`` in the order they run: the herds last, so that
+#: no other row is measured on a machine they loaded. Rows of other parts (the helper's
+#: open-loop rate, the proxy's) go in sections of their own here, before the herds.
+SECTIONS: list[tuple[str, Callable[[Env, int, int], list[Row]]]] = [
+    ("in process: memory front, injector", lambda env, runs, _: inprocess.rows(env, runs)),
+    ("CLI warm: --codex, discovery mode", lambda env, runs, _: cli.warm(env, runs)),
+    ("CLI cold", lambda env, runs, _: cli.cold(env, runs)),
+    ("cache store: the bounded sweep", lambda env, runs, _: cache.rows(env, runs)),
+    ("peak RSS", lambda env, runs, _: cli.warm_rss(env)),
+    (
+        "helper (its herd at the end)",
+        lambda env, runs, requests: helper.rows(env, cli.raw_probe(env), runs, requests),
+    ),
+    ("herds through the CLI", lambda env, runs, _: cli.herd(env, max(2, runs // 4))),
+]
 
 
-def measure(env: Env, runs: int, requests: int) -> list[Row]:
-    """Every row, in the table's order."""
-    rows = bench_inprocess.rows(env, runs)
-    rows += bench_cli.warm(env, runs)
-    rows += bench_helper.rows(env, bench_cli.raw_probe(env), runs, requests)
-    rows += bench_cli.herd(env, max(2, runs // 4))
-    rows += bench_cli.cold(env, runs)
-    rows += bench_cli.warm_rss(env)
-    return rows
+def measure(env: Env, runs: int, requests: int) -> list[Section]:
+    """Every section, in order, each with the load and the binary's component count."""
+    count = components(env.codex)
+    measured = []
+    for title, rows in SECTIONS:
+        load = os.getloadavg()
+        measured.append(Section(title, rows(env, runs, requests), load, count))
+    return measured
 
 
 def main(argv: list[str]) -> int:
@@ -45,6 +59,10 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--quick", action="store_true", help="5 samples per row")
     args = parser.parse_args(argv)
     runs = args.runs or (5 if args.quick else 20)
+    import launcher_probe
+
+    if not Path(launcher_probe.__file__).resolve().is_relative_to(args.venv.resolve()):
+        raise SystemExit(f"launcher_probe imported from {launcher_probe.__file__}, not the venv")
     started, load = time.monotonic(), os.getloadavg()
     with tempfile.TemporaryDirectory(prefix="launcher-probe-bench-") as scratch:
         env = Env(args.venv, args.codex, Path(scratch))
@@ -52,15 +70,15 @@ def main(argv: list[str]) -> int:
             LAUNCHER_PROBE_CACHE_DIR=str(env.scratch / "in-process"),
             LAUNCHER_PROBE_SOCKET=env.env["LAUNCHER_PROBE_SOCKET"],
         )
-        rows = measure(env, runs, requests=1000 if args.quick else 2000)
+        sections = measure(env, runs, requests=1000 if args.quick else 2000)
     loads = [", ".join(f"{value:.2f}" for value in each) for each in (load, os.getloadavg())]
     print(
         f"launcher-probe bench: {runs} samples per row, {os.cpu_count()} CPUs, "
         f"Python {platform.python_version()}, load average {loads[0]} at the start, "
         f"{loads[1]} at the end"
     )
-    print(table(rows))
-    missed = sum(1 for row in rows if row.verdict == "NOT met")
+    print(table(sections))
+    missed = sum(1 for each in sections for row in each.rows if row.verdict == "NOT met")
     print(f"\n{missed} goal(s) not met; {time.monotonic() - started:.0f} s")
     return 0
 

@@ -4,6 +4,7 @@ environment (plain install, real Codex CLI, private cache and socket) and the ta
 from __future__ import annotations
 
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -31,6 +32,25 @@ def interleaved_medians(actions: Sequence[Action], runs: int) -> list[float]:
             index = (round_ + offset) % len(actions)
             samples[index].append(seconds(actions[index]))
     return [statistics.median(column) for column in samples]
+
+
+def children_cpu(action: Action) -> float:
+    """The CPU seconds (user and system) of the child processes ``action`` ran and reaped."""
+
+    def used() -> float:
+        usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+        return usage.ru_utime + usage.ru_stime
+
+    before = used()
+    action()
+    return used() - before
+
+
+def components(codex: str) -> int:
+    """How many components the walk of ``codex`` has (one ``lstat`` each when replayed)."""
+    from launcher_probe.host.paths.fingerprint import Fingerprint
+
+    return len(Fingerprint.of(codex, codex).components)
 
 
 def batched(action: Action, calls: int) -> Action:
@@ -115,6 +135,21 @@ class Env:
 
 
 @dataclass(frozen=True)
+class Section:
+    """A group of rows, measured one after the other: its title, the load average when
+    it started, and the component count of the binary it measured."""
+
+    title: str
+    rows: list[Row]
+    load: tuple[float, float, float]
+    components: int
+
+    def header(self) -> str:
+        load = ", ".join(f"{value:.2f}" for value in self.load)
+        return f"== {self.title} (load average {load}; codex: {self.components} components)"
+
+
+@dataclass(frozen=True)
 class Row:
     """One line of the table: ``measured`` against ``base`` (its yardstick) in the same
     unit, and the goal ``measured / base <= goal`` (``ok`` False for a side condition
@@ -151,29 +186,38 @@ def shown(value: float, unit: str) -> str:
     return f"{value * 1e3:.1f} ms"
 
 
-def table(rows: Sequence[Row]) -> str:
-    """The rows as aligned text: what, measured, yardstick, ratio, goal, verdict, note."""
-    cells = [("what", "measured", "yardstick", "", "ratio", "goal", "", "")]
-    for row in rows:
-        goal = "" if row.goal is None else f"<= {row.goal:.3g}x"
-        cells.append(
-            (
-                row.name,
-                shown(row.measured, row.unit),
-                row.yardstick,
-                shown(row.base, row.unit),
-                f"{row.ratio:.3g}x",
-                goal,
-                row.verdict,
-                row.note,
-            )
-        )
+def table(sections: Sequence[Section]) -> str:
+    """The rows as aligned text: what, measured, yardstick, ratio, goal, verdict, note;
+    each section under its header."""
+    cells: list[tuple[str, ...]] = [("what", "measured", "yardstick", "", "ratio", "goal", "", "")]
+    headers: dict[int, str] = {}
+    for section in sections:
+        headers[len(cells)] = section.header()
+        cells.extend(_cells(row) for row in section.rows)
     widths = [max(len(line[column]) for line in cells) for column in range(8)]
     right = {1, 3, 4}
-    return "\n".join(
-        "  ".join(
-            cell.rjust(width) if column in right else cell.ljust(width)
-            for column, (cell, width) in enumerate(zip(line, widths, strict=True))
-        ).rstrip()
-        for line in cells
+    lines = []
+    for index, line in enumerate(cells):
+        if index in headers:
+            lines.append(headers[index])
+        lines.append(
+            "  ".join(
+                cell.rjust(width) if column in right else cell.ljust(width)
+                for column, (cell, width) in enumerate(zip(line, widths, strict=True))
+            ).rstrip()
+        )
+    return "\n".join(lines)
+
+
+def _cells(row: Row) -> tuple[str, ...]:
+    goal = "" if row.goal is None else f"<= {row.goal:.3g}x"
+    return (
+        row.name,
+        shown(row.measured, row.unit),
+        row.yardstick,
+        shown(row.base, row.unit),
+        f"{row.ratio:.3g}x",
+        goal,
+        row.verdict,
+        row.note,
     )

@@ -1,0 +1,258 @@
+"""The discovery memo: what decided a plain ``resolve`` (no operator path), replayed with
+stats before answering from the verdict, so a warm one needs no discovery.
+
+Discovery's answer is a function of its inputs: the environment variables it reads
+(``VARIABLES``), the user, the operator's config file, the shell profiles and
+``~/.npmrc`` it reads, the harness ancestry, and, place by place in order, whether a file
+is there. A memo is written after a full discovery that published its *first* candidate,
+found at a place that is no glob and behind no glob place: then every place searched
+before it was absent. It records those inputs: the variables' values (the memo's file name
+is their digest, so each environment has its own), the effective uid, the config file's
+walk (or that it is absent), each profile's and ``~/.npmrc``'s identity, the ancestry read
+from ``/proc`` (pid, start time, executable, command line of each ancestor), each earlier
+place, and the chosen source and path. The replay compares every one of them, then asks
+the record on disk (``VerdictCache.published``: freshness, the walk replayed, symlinks
+alone); any difference, or anything it cannot read, is a miss: full discovery, as without
+a memo. A memo file is distrusted on read like a record and removed by ``cache clear``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import stat
+
+from launcher_probe.host.cache.location import sha256_hex
+from launcher_probe.host.cache.store import MEMO_SUFFIX, TEMPORARY_PREFIX, TEMPORARY_SUFFIX
+from launcher_probe.host.paths.fingerprint import Fingerprint
+from launcher_probe.json_output import printable
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from typing import Any
+
+    from launcher_probe.host.cache.policy import VerdictCache
+    from launcher_probe.host.decision import Published
+    from launcher_probe.host.discovery.order import Discovery
+
+#: Every environment variable discovery reads (tests/host/test_memo.py checks the list).
+VARIABLES = (
+    "LAUNCHER_PROBE_CODEX",
+    "PATH",
+    "HOME",
+    "XDG_CONFIG_HOME",
+    "XDG_DATA_HOME",
+    "XDG_STATE_HOME",
+    "CODEX_INSTALL_DIR",
+    "CODEX_HOME",
+    "npm_config_prefix",
+    "NPM_CONFIG_PREFIX",
+    "NVM_DIR",
+    "FNM_DIR",
+    "VOLTA_HOME",
+    "PNPM_HOME",
+    "ASDF_DATA_DIR",
+    "MISE_DATA_DIR",
+    "VP_HOME",
+    "BUN_INSTALL",
+    "HOMEBREW_PREFIX",
+)
+#: Files under HOME whose contents add places (shell profiles) or name one (``.npmrc``).
+HOME_FILES = (".zshrc", ".bashrc", ".zprofile", ".bash_profile", ".profile", ".npmrc")
+MEMO_VERSION = 1
+MAX_MEMO_BYTES = 1 << 18
+#: Ancestors read at most (a deeper tree is no memo).
+MAX_ANCESTORS = 64
+
+
+def _plain(text: str | None) -> bool:
+    """True unless ``text`` holds what ``printable`` escapes (searched places are listed
+    escaped: such a place could not be looked at again by its name)."""
+    return text is None or printable(text) == text
+
+
+def _environment() -> dict[str, str | None]:
+    return {name: os.environ.get(name) for name in VARIABLES}
+
+
+def memo_file(cache: VerdictCache) -> str:
+    """The memo for this environment and user, in this host's cache directory."""
+    key = json.dumps([_environment(), os.geteuid()], sort_keys=True)
+    name = sha256_hex(key.encode("utf-8", "surrogatepass"))
+    return os.path.join(cache.directory, f"discovery-{name}{MEMO_SUFFIX}")
+
+
+def _identity(path: str) -> list[int] | None:
+    """What changes when the file at ``path`` is replaced or written: device, inode, mode,
+    size, mtime and ctime; None when nothing is there."""
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return None
+    return [st.st_dev, st.st_ino, st.st_mode, st.st_size, st.st_mtime_ns, st.st_ctime_ns]
+
+
+def ancestry() -> list[list[Any]] | None:
+    """Each ancestor process, parent first: ``[pid, start time, executable or None,
+    command line as hex]``, from ``/proc`` (no psutil); None when it cannot be read."""
+    found: list[list[Any]] = []
+    pid = os.getppid()
+    while pid > 0:
+        if len(found) == MAX_ANCESTORS:
+            return None
+        try:
+            with open(f"/proc/{pid}/stat", "rb") as file:
+                fields = file.read().rpartition(b")")[2].split()
+            with open(f"/proc/{pid}/cmdline", "rb") as file:
+                command = file.read(1 << 16)
+        except OSError:
+            return None
+        try:
+            exe: str | None = os.readlink(f"/proc/{pid}/exe")
+        except OSError:
+            exe = None
+        found.append([pid, int(fields[19]), exe, command.hex()])
+        pid = int(fields[1])
+    return found
+
+
+def _home() -> str | None:
+    home = os.environ.get("HOME") or ""
+    return home if os.path.isabs(home) else None
+
+
+def _inputs(config: str) -> dict[str, Any]:
+    """The inputs read now that do not depend on the places: config, home files, ancestry."""
+    home = _home()
+    return {
+        "home_files": [None if home is None else _identity(f"{home}/{n}") for n in HOME_FILES],
+        "ancestry": ancestry(),
+        "config": _identity(config),
+    }
+
+
+def record(cache: VerdictCache, found: Discovery) -> None:
+    """Write the memo of the full discovery ``found`` (whose first candidate was published)
+    when its inputs can be memoised (see the module's docstring); never fails."""
+    from launcher_probe.host.discovery.config_file import config_file
+
+    chosen = found.candidates[0]
+    place = {"source": str(chosen.source), "path": chosen.path}
+    searched = list(found.searched)
+    if place["source"] == "harness":  # found by the ancestry, which the memo compares
+        earlier = []
+    elif place in searched:
+        earlier = [item for item in searched[: searched.index(place)] if item["path"]]
+    else:
+        return  # relabelled (a standalone place holding another install)
+    labels = [item["source"] for item in earlier if not os.path.isabs(item["path"])]
+    if labels not in ([], ["harness"]) or not all(map(_plain, _environment().values())):
+        return
+    earlier = [item for item in earlier if os.path.isabs(item["path"])]
+    if any("*" in item["path"] or not _plain(item["path"]) for item in [*earlier, place]):
+        return  # a glob can gain matches without any place changing
+    config = str(config_file())
+    memo: dict[str, Any] = {
+        "version": MEMO_VERSION,
+        "environment": _environment(),
+        "euid": os.geteuid(),
+        **_inputs(config),
+        "config_file": config,
+        "config_walk": None,
+        "absent": [item["path"] for item in earlier],
+        "chosen": place,
+    }
+    if memo["ancestry"] is None or any(os.path.lexists(path) for path in memo["absent"]):
+        return
+    if memo["config"] is not None:
+        try:
+            memo["config_walk"] = Fingerprint.of(config, config).record_json()
+        except OSError:
+            return
+    _write(cache, memo)
+
+
+def _write(cache: VerdictCache, memo: dict[str, Any]) -> None:
+    import tempfile
+
+    try:
+        fd, temporary = tempfile.mkstemp(
+            dir=cache.directory, prefix=TEMPORARY_PREFIX, suffix=TEMPORARY_SUFFIX
+        )
+    except OSError:
+        return
+    try:
+        with os.fdopen(fd, "wb") as stream:
+            stream.write(json.dumps(memo).encode())
+        os.replace(temporary, memo_file(cache))
+    except (OSError, ValueError):
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+
+
+def _read(file: str) -> dict[str, Any] | None:
+    """The memo in ``file`` when it is a private regular file of ours, bounded, JSON."""
+    try:
+        fd = os.open(file, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
+    except OSError:
+        return None
+    try:
+        st = os.fstat(fd)
+        if (
+            not stat.S_ISREG(st.st_mode)
+            or st.st_uid != os.geteuid()
+            or st.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
+        ):
+            return None
+        data = os.read(fd, MAX_MEMO_BYTES + 1)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    if len(data) > MAX_MEMO_BYTES:
+        return None
+    try:
+        memo = json.loads(data.decode("utf-8", "surrogatepass"))
+    except (ValueError, RecursionError):
+        return None
+    return memo if isinstance(memo, dict) and memo.get("version") == MEMO_VERSION else None
+
+
+def replay(cache: VerdictCache) -> Published | None:
+    """The decision full discovery would make now, from this environment's memo and the
+    record on disk, or None (a miss: discover in full)."""
+    choice = replay_choice(cache)
+    return None if choice is None else cache.published(*choice)
+
+
+def replay_choice(cache: VerdictCache) -> tuple[str, str] | None:
+    """``(source, path)`` of the first candidate full discovery would find now, when this
+    environment's memo says so and nothing it recorded changed; else None."""
+    memo = _read(memo_file(cache))
+    if memo is None:
+        return None
+    try:
+        config, absent, chosen = memo["config_file"], memo["absent"], memo["chosen"]
+        source, path = chosen["source"], chosen["path"]
+        if (
+            memo["environment"] != _environment()
+            or memo["euid"] != os.geteuid()
+            or not isinstance(config, str)
+            or not isinstance(source, str)
+            or not isinstance(path, str)
+            or not isinstance(absent, list)
+            or not all(isinstance(place, str) for place in absent)
+        ):
+            return None
+        now = _inputs(config)
+        if any(now[key] != memo[key] for key in now):
+            return None
+        walk = memo["config_walk"]
+        if walk is not None and not Fingerprint.from_record_json(walk).still_matches():
+            return None
+    except (KeyError, TypeError, ValueError):
+        return None
+    if any(os.path.lexists(place) for place in absent):
+        return None
+    return source, path

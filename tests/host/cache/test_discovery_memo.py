@@ -1,0 +1,200 @@
+"""The discovery memo: a warm plain ``resolve`` (no operator path) answers without
+discovery, exactly as discovery would, and any change of what decided it is seen."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from launcher_probe.host.cache import discovery_memo as memo
+from launcher_probe.host.cache.memory import MEMORY
+from tests.commands.test_plain_resolve import HEAVY, imported, run
+from tests.conftest import ROOT, HostEnv
+from tests.fakes import FakeCodex, install_fake_codex
+from tests.host.memo_check import memo_agrees_with_discovery, memos
+
+DISCOVERY = "launcher_probe.host.discovery"
+
+
+def _directory(path: Path) -> Path:
+    path.mkdir(mode=0o755, parents=True)
+    path.chmod(0o755)
+    return path
+
+
+@pytest.fixture
+def on_path(
+    host_env: HostEnv, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[FakeCodex]:
+    """A fake codex in a PATH directory of its own, before the system ones."""
+    fake = install_fake_codex(_directory(tmp_path / "path-bin"))
+    path = f"{fake.path.parent}:{host_env.env['PATH']}"
+    host_env.env["PATH"] = path
+    monkeypatch.setenv("PATH", path)
+    yield fake
+
+
+def resolve(env: dict[str, str]) -> tuple[dict[str, object], bool]:
+    """``resolve --json`` in a fresh process: the decision, and whether it discovered."""
+    code, out, err, modules = run(env, "resolve", "--json")
+    assert code == 0, err
+    return json.loads(out), DISCOVERY in modules
+
+
+def test_a_warm_plain_resolve_answers_from_the_memo(host_env: HostEnv, on_path: FakeCodex) -> None:
+    first, discovered = resolve(host_env.env)
+    assert discovered and first["source"] == "path" and len(memos()) == 1
+    second, discovered = resolve(host_env.env)
+    assert not discovered
+    for memo_file in memos():
+        memo_file.unlink()
+    third, discovered = resolve(host_env.env)
+    assert discovered and second == third
+    assert on_path.probe_count() == 1
+
+
+def _standalone(host_env: HostEnv, tmp_path: Path) -> None:
+    install_fake_codex(_directory(host_env.home / ".local" / "bin"))
+
+
+def _earlier_path_entry(host_env: HostEnv, tmp_path: Path) -> None:
+    fake = install_fake_codex(_directory(tmp_path / "earlier"))
+    host_env.env["PATH"] = f"{fake.path.parent}:{host_env.env['PATH']}"
+
+
+def _config(host_env: HostEnv, tmp_path: Path) -> None:
+    fake = install_fake_codex(_directory(tmp_path / "configured"))
+    config = host_env.config_dir / "launcher-probe" / "config.toml"
+    config.parent.mkdir(mode=0o700)
+    config.write_text(f'codex = "{fake.path}"\n')
+
+
+def _installer_block(host_env: HostEnv, tmp_path: Path) -> None:
+    fake = install_fake_codex(_directory(tmp_path / "installed"))
+    (host_env.home / ".bashrc").write_text(
+        f'# >>> Codex installer >>>\nexport PATH="{fake.path.parent}:$PATH"\n'
+        "# <<< Codex installer <<<\n"
+    )
+
+
+def _binary_changed(host_env: HostEnv, tmp_path: Path) -> None:
+    st = (tmp_path / "path-bin" / "codex").stat()
+    os.utime(tmp_path / "path-bin" / "codex", ns=(st.st_atime_ns, st.st_mtime_ns + 10**9))
+
+
+def _variable(host_env: HostEnv, tmp_path: Path) -> None:
+    host_env.env["VOLTA_HOME"] = str(tmp_path / "volta")
+
+
+#: What changes between the memo and the next resolve; each one discovers in full again.
+CHANGES: dict[str, Callable[[HostEnv, Path], None]] = {
+    "a standalone install appears": _standalone,
+    "an earlier PATH entry holds codex": _earlier_path_entry,
+    "a config file names another codex": _config,
+    "a shell profile gains the installer's PATH block": _installer_block,
+    "the binary changed": _binary_changed,
+    "a location variable is set": _variable,
+}
+
+
+@pytest.mark.parametrize("change", CHANGES)
+def test_any_change_of_what_decided_discovers_again(
+    host_env: HostEnv, on_path: FakeCodex, tmp_path: Path, change: str
+) -> None:
+    resolve(host_env.env)
+    CHANGES[change](host_env, tmp_path)
+    after, discovered = resolve(host_env.env)
+    assert discovered
+    for memo_file in memos():
+        memo_file.unlink()
+    expected, _ = resolve(host_env.env)  # full discovery, with no memo at all
+    assert {**after, "from_cache": None, "probed_at": None} == {
+        **expected,
+        "from_cache": None,
+        "probed_at": None,
+    }
+
+
+@pytest.mark.parametrize("garble", ["{not json", json.dumps({"version": 1}), "[]"])
+def test_a_bad_memo_is_a_miss(host_env: HostEnv, on_path: FakeCodex, garble: str) -> None:
+    resolve(host_env.env)
+    (memo_file,) = memos()
+    memo_file.write_text(garble)
+    decision, discovered = resolve(host_env.env)
+    assert discovered and decision["launcher"] == {"codexExecutable": str(on_path.path)}
+
+
+def test_a_memo_another_user_could_write_is_not_read(host_env: HostEnv, on_path: FakeCodex) -> None:
+    resolve(host_env.env)
+    (memo_file,) = memos()
+    memo_file.chmod(0o622)
+    assert resolve(host_env.env)[1]
+
+
+def test_cache_clear_removes_the_memos(host_env: HostEnv, on_path: FakeCodex) -> None:
+    resolve(host_env.env)
+    assert memos()
+    assert run(host_env.env, "cache", "clear")[0] == 0
+    assert memos() == []
+
+
+def test_the_memo_reads_every_variable_discovery_reads(
+    host_env: HostEnv, on_path: FakeCodex, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Discovery under an environment that records each name read: none is missing from
+    ``memo.VARIABLES`` (the cache's own location and psutil's debug switch, read when it
+    is imported, decide nothing about codex)."""
+    from launcher_probe.host.discovery.order import discover
+
+    read: set[str] = set()
+
+    class Recording(dict[str, str]):
+        def get(self, key: str, default: object = None) -> object:  # type: ignore[override]
+            read.add(key)
+            return super().get(key, default)
+
+        def __getitem__(self, key: str) -> str:
+            read.add(key)
+            return super().__getitem__(key)
+
+        def __contains__(self, key: object) -> bool:
+            read.add(str(key))
+            return super().__contains__(key)
+
+    monkeypatch.setattr(os, "environ", Recording(os.environ))
+    discover()
+    assert read - set(memo.VARIABLES) <= {"XDG_CACHE_HOME", "ANDROID_ROOT", "PSUTIL_DEBUG"}
+    assert read >= {"PATH", "HOME", "XDG_CONFIG_HOME"}
+
+
+def test_in_process_the_memo_agrees_with_discovery(host_env: HostEnv, on_path: FakeCodex) -> None:
+    assert memo_agrees_with_discovery()
+    MEMORY.forget()
+
+
+def test_a_warm_plain_resolve_through_the_memo_imports_only_what_it_needs(
+    host_env: HostEnv, on_path: FakeCodex
+) -> None:
+    """As a warm ``resolve --codex`` (tests/commands/test_plain_resolve.py): in a fresh interpreter
+    without site-packages, nothing of discovery, psutil, platformdirs or the lock."""
+    resolve(host_env.env)
+    env = {**host_env.env, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run(
+        [sys.executable, "-S", "-X", "importtime", "-m", "launcher_probe", "resolve"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    loaded = set(imported(done.stderr))
+    assert "launcher_probe.host.cache.discovery_memo" in loaded
+    assert sorted(loaded & HEAVY) == []
+    assert on_path.probe_count() == 1
