@@ -204,7 +204,7 @@ def request_meta(
     caller_meta: object = None,
     thread_id: str | None = None,
     origin_call_id: str | None = None,
-    host_meta: Mapping[str, Any] | None = None,
+    host_meta: HostMetaInput = None,
     progress_token: str | int | None = None,
 ) -> MetaResult:
     """``_meta`` for a request of ``method``: :func:`tool_call_meta` or

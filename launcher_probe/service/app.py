@@ -1,5 +1,6 @@
 """Wires the helper together: the listener (bound or inherited), the decisions, the event
-loop and the watcher; SIGHUP re-reads the config file."""
+loop and the watcher; SIGHUP re-reads the config file in the background pool (a slow file
+never stalls the loop)."""
 
 from __future__ import annotations
 
@@ -32,7 +33,7 @@ def serve(socket_path: str, limits: Limits) -> int:
     server = Server(listener, handlers, remove=remove, limits=limits)
     watcher = Watcher(table, server.submit)
 
-    def reload() -> None:
+    def reread() -> None:
         from launcher_probe.errors import ConfigError
         from launcher_probe.host.discovery.config_file import config_file, configured_codex
 
@@ -44,7 +45,7 @@ def serve(socket_path: str, limits: Limits) -> int:
         for key in table.drop_all():
             watcher.reverify(key, "the config file was re-read")
 
-    server.on_reload = reload
+    server.on_reload = lambda: server.submit(reread)
     watcher.start()
     how = "an inherited socket" if remove is None else "its own socket"
     log.info("listening on %s (%s, pid %d)", printable(socket_path), how, os.getpid())
