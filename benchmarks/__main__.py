@@ -21,18 +21,20 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from benchmarks import cache, cli, helper, inprocess
+from benchmarks import cache, cli, helper, helper_load, inprocess, proxy
 from benchmarks.core import Env, Row, Section, components, table
 
 #: ``(title, rows(env, runs, requests))`` in the order they run: the herds last, so that
-#: no other row is measured on a machine they loaded. Rows of other parts (the helper's
-#: open-loop rate, the proxy's) go in sections of their own here, before the herds.
+#: no other row is measured on a machine they loaded (the helper's section ends with its
+#: herd, so it comes after the helper under load and just before the CLI's herds).
 SECTIONS: list[tuple[str, Callable[[Env, int, int], list[Row]]]] = [
     ("in process: memory front, injector", lambda env, runs, _: inprocess.rows(env, runs)),
     ("CLI warm: --codex, discovery mode", lambda env, runs, _: cli.warm(env, runs)),
     ("CLI cold", lambda env, runs, _: cli.cold(env, runs)),
     ("cache store: the bounded sweep", lambda env, runs, _: cache.rows(env, runs)),
     ("peak RSS", lambda env, runs, _: cli.warm_rss(env)),
+    ("proxy: relay overhead, launcher check", lambda env, runs, _: proxy.rows(env, runs)),
+    ("helper under load: closed and open loop, beside an echo server", helper_load.rows),
     (
         "helper (its herd at the end)",
         lambda env, runs, requests: helper.rows(env, cli.raw_probe(env), runs, requests),

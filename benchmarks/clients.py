@@ -8,24 +8,42 @@ import subprocess
 import time
 from collections.abc import Sequence
 
-#: A client: for each count N read on stdin, connect, time N request/answer round trips,
-#: and print their times as one JSON line. Imports nothing of launcher_probe.
+#: A client: for each command read on stdin, connect, time request/answer round trips, and
+#: print their times as one JSON line. ``N``: N round trips, closed loop (each request sent
+#: when the last is answered). ``RATE SECONDS``: open loop, a request due every 1/RATE s
+#: for SECONDS, each timed from when it was due (so a stall is counted, not hidden).
+#: Imports nothing of launcher_probe.
 CLIENT = r"""
 import json, socket, sys, time
 path, line = sys.argv[1], sys.argv[2].encode() + b"\n"
 print("ready", flush=True)
-for count in sys.stdin:
+for command in sys.stdin:
+    words = command.split()
     s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     s.connect(path)
     reader = s.makefile("rb")
     times = []
-    for _ in range(int(count)):
-        start = time.perf_counter()
-        s.sendall(line)
-        answer = reader.readline()
-        times.append(time.perf_counter() - start)
-        if b'"ok":true' not in answer.replace(b" ", b""):
-            sys.exit(f"answered {answer!r}")
+    if len(words) == 1:
+        for _ in range(int(words[0])):
+            start = time.perf_counter()
+            s.sendall(line)
+            answer = reader.readline()
+            times.append(time.perf_counter() - start)
+            if b'"ok":true' not in answer.replace(b" ", b""):
+                sys.exit(f"answered {answer!r}")
+    else:
+        interval, seconds = 1.0 / float(words[0]), float(words[1])
+        begin = due = time.perf_counter()
+        while due - begin < seconds:
+            now = time.perf_counter()
+            if now < due:
+                time.sleep(due - now)
+            s.sendall(line)
+            answer = reader.readline()
+            times.append(time.perf_counter() - due)
+            if b'"ok":true' not in answer.replace(b" ", b""):
+                sys.exit(f"answered {answer!r}")
+            due += interval
     s.close()
     print(json.dumps(times), flush=True)
 """
@@ -81,13 +99,21 @@ class Clients:
             self.processes.append(_started([python, "-I", "-S", "-c", CLIENT, path, line]))
 
     def round_trips(self, clients: int, count: int) -> tuple[list[float], float]:
-        """``count`` round trips from each of the first ``clients`` clients at once: every
-        round trip's time, and the wall time until the last answer."""
+        """``count`` round trips from each of the first ``clients`` clients at once, closed
+        loop: every round trip's time, and the wall time until the last answer."""
+        return self._run(clients, str(count))
+
+    def open_loop(self, clients: int, rate: float, seconds: float) -> list[float]:
+        """The first ``clients`` clients at once, open loop, offering ``rate`` requests per
+        second in all for ``seconds``: every request's time from when it was due."""
+        return self._run(clients, f"{rate / clients!r} {seconds!r}")[0]
+
+    def _run(self, clients: int, command: str) -> tuple[list[float], float]:
         chosen = self.processes[:clients]
         start = time.perf_counter()
         for client in chosen:
             assert client.stdin is not None
-            client.stdin.write(f"{count}\n")
+            client.stdin.write(f"{command}\n")
             client.stdin.flush()
         times: list[float] = []
         for client in chosen:

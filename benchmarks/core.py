@@ -68,6 +68,16 @@ def percentile(values: Sequence[float], fraction: float) -> float:
     return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
 
 
+def vm_hwm(pid: int) -> int | None:
+    """The process's own peak RSS in bytes (``VmHWM``), or None where there is no /proc."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return None
+    line = next(line for line in status.splitlines() if line.startswith("VmHWM:"))
+    return int(line.split()[1]) * 1024
+
+
 def peak_rss_bytes(maxrss: int) -> int:
     """``ru_maxrss`` in bytes (it is KiB on Linux, bytes on macOS)."""
     return maxrss if sys.platform == "darwin" else maxrss * 1024

@@ -15,24 +15,33 @@ import threading
 import time
 from collections.abc import Sequence
 from contextlib import ExitStack
-from pathlib import Path
 from typing import Any
 
 from benchmarks.cli import HERD
 from benchmarks.clients import Clients, EchoServer
-from benchmarks.core import MIB, Action, Env, Row, interleaved_medians, peak_rss_bytes, percentile
+from benchmarks.core import (
+    MIB,
+    Action,
+    Env,
+    Row,
+    interleaved_medians,
+    peak_rss_bytes,
+    percentile,
+    vm_hwm,
+)
 
 CLIENTS = 16
 
 
 class Helper:
-    """A running helper and its socket, for control requests."""
+    """A running helper and its socket, for control requests: its cache and socket named
+    ``name`` (a section that starts a helper of its own names it apart)."""
 
-    def __init__(self, env: Env) -> None:
-        self.socket = str(env.scratch / "run" / "launcher-probe.sock")
+    def __init__(self, env: Env, name: str = "helper") -> None:
+        self.socket = str(env.scratch / "run" / f"{name}.sock")
         self.process = subprocess.Popen(
             [env.cli, "serve", "--socket", self.socket],
-            env=env.with_cache("helper"),
+            env=env.with_cache(name),
             stdin=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
             text=True,
@@ -86,7 +95,7 @@ class Helper:
         """SIGTERM the helper and reap it (exit 0 expected): its own peak RSS in bytes
         (``VmHWM``; where there is no /proc, wait4's, which also counts the Codex
         processes of its probes)."""
-        own = _own_peak_rss(self.process.pid)
+        own = vm_hwm(self.process.pid)
         self.process.send_signal(signal.SIGTERM)
         _, status, usage = os.wait4(self.process.pid, 0)
         self.process.returncode = os.waitstatus_to_exitcode(status)
@@ -99,15 +108,6 @@ class Helper:
         if self.process.poll() is None:
             self.process.kill()
             self.process.wait()
-
-
-def _own_peak_rss(pid: int) -> int | None:
-    try:
-        status = Path(f"/proc/{pid}/status").read_text()
-    except OSError:
-        return None
-    line = next(line for line in status.splitlines() if line.startswith("VmHWM:"))
-    return int(line.split()[1]) * 1024
 
 
 def _latency(name: str, times: Sequence[float], goal: float | None = 1.0) -> Row:

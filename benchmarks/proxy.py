@@ -1,22 +1,18 @@
-"""The proxy's rows: a ``tools/call`` round trip through ``launcher-probe proxy`` against the
-same call made directly, 10,000 notifications relayed, the peak RSS while a 32 MiB result
-passes, and the launcher check before each call against P1.
-
-``rows(env, runs)`` for ``scripts/bench``; alone: ``python scripts/bench_proxy.py CODEX
-[RUNS]`` with the package importable (the work tree's venv), printing the same table.
-"""
+"""The proxy's rows (issue 17): a ``tools/call`` round trip through ``launcher-probe proxy``
+against the same call made directly (p50 and p99 overhead; floor: a bare relay of the same
+framing), 10,000 notifications relayed, the peak RSS while a 32 MiB result passes, and the
+launcher check before each call against P1. The proxy is the plain install's console
+script; every server process is closed and reaped before ``rows`` returns."""
 
 from __future__ import annotations
 
 import os
 import subprocess
-import sys
-import tempfile
 import time
 from collections.abc import Sequence
-from pathlib import Path
+from contextlib import ExitStack
 
-from bench_core import MIB, Row, batched, interleaved_medians, percentile, table
+from benchmarks.core import MIB, Env, Row, batched, interleaved_medians, percentile, vm_hwm
 
 #: A trivial stdio MCP server on raw lines (standard library only): advertises the sandbox
 #: capability; ``tools/call`` ``flood`` sends ``count`` notifications in one write first,
@@ -64,7 +60,7 @@ INITIALIZE = (
 CALL = b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"noop","arguments":{}}}\n'
 NOTIFICATIONS = 10_000
 BIG = 32 * MIB
-#: Round trips per sample (each sample alternates the proxied and the direct server).
+#: Round trips per sample (the proxied server, the direct one and the bare relay in turn).
 TRIPS = 100
 
 
@@ -98,41 +94,39 @@ class Served:
 
     def peak_rss(self) -> int:
         """``VmHWM`` of the process, in bytes."""
-        for line in Path(f"/proc/{self.process.pid}/status").read_text().splitlines():
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1]) * 1024
-        raise SystemExit("no VmHWM in /proc")
+        peak = vm_hwm(self.process.pid)
+        if peak is None:
+            raise SystemExit("the proxy's peak RSS needs /proc (VmHWM)")
+        return peak
 
     def close(self) -> None:
         assert self.process.stdin is not None and self.process.stdout is not None
         self.process.stdin.close()
-        self.process.wait(30)
+        try:
+            self.process.wait(30)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
         self.process.stdout.close()
 
 
-def _round_trips(served: Sequence[Served], runs: int) -> list[list[float]]:
-    """Round-trip times of each, sampled in turn."""
-    times: list[list[float]] = [[] for _ in served]
-    for _ in range(runs):
-        for each, column in zip(served, times, strict=True):
-            for _ in range(TRIPS):
-                start = time.perf_counter()
-                each.exchange(CALL)
-                column.append(time.perf_counter() - start)
-    return times
+def _round_trips(served: Served, times: list[float]) -> None:
+    """``TRIPS`` round trips to ``served``, each one's time appended to ``times``."""
+    for _ in range(TRIPS):
+        start = time.perf_counter()
+        served.exchange(CALL)
+        times.append(time.perf_counter() - start)
 
 
-def _flood_seconds(served: Served) -> float:
-    request = (
+def _flood(served: Served) -> None:
+    """A call whose server sends ``NOTIFICATIONS`` notifications before its answer."""
+    served.exchange(
         b'{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"flood",'
         b'"arguments":{"count":%d}}}\n' % NOTIFICATIONS
     )
-    start = time.perf_counter()
-    served.exchange(request)
-    return time.perf_counter() - start
 
 
-def _launcher_check_rows(codex: str, runs: int) -> tuple[float, float]:
+def _launcher_check(codex: str, runs: int) -> tuple[float, float]:
     """Per call: the proxy's check of the bound launcher (the fingerprint replay), and P1."""
     from launcher_probe.host.decision import Published
     from launcher_probe.host.resolver import resolve_launcher
@@ -153,32 +147,42 @@ def _launcher_check_rows(codex: str, runs: int) -> tuple[float, float]:
     return checked / calls, p1 / calls
 
 
-def rows_for(
-    cli: Sequence[str], python: str, codex: str, env: dict[str, str], runs: int
-) -> list[Row]:
-    """The rows, ``cli`` being how ``launcher-probe`` is run (the console script)."""
-    server = [python, "-c", SERVER]
-    proxied = Served([*cli, "proxy", "--codex", codex, "--", *server], env)
-    direct = Served(server, env)
-    relayed_only = Served([python, "-c", RELAY, *server], env)
-    try:
-        through, straight, bare = _round_trips([proxied, direct, relayed_only], runs)
-        relayed, unrelayed = _flood_seconds(proxied), _flood_seconds(direct)
+def rows(env: Env, runs: int) -> list[Row]:
+    """The proxy's rows: round trips in ``runs`` rounds (the proxy, the server direct and
+    the bare relay interleaved), floods in fewer, then the 32 MiB result and the check."""
+    server = [env.python, "-c", SERVER]
+    with ExitStack() as stack:
+        proxied = Served([env.cli, "proxy", "--codex", env.codex, "--", *server], env.env)
+        stack.callback(proxied.close)
+        direct = Served(server, env.env)
+        stack.callback(direct.close)
+        relayed_only = Served([env.python, "-c", RELAY, *server], env.env)
+        stack.callback(relayed_only.close)
+        through: list[float] = []
+        straight: list[float] = []
+        bare: list[float] = []
+        interleaved_medians(
+            [
+                lambda: _round_trips(proxied, through),
+                lambda: _round_trips(direct, straight),
+                lambda: _round_trips(relayed_only, bare),
+            ],
+            runs,
+        )
+        relayed, unrelayed = interleaved_medians(
+            [lambda: _flood(proxied), lambda: _flood(direct)], max(3, runs // 4)
+        )
         idle = proxied.peak_rss()
         big = b'{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"big",'
         answer = proxied.exchange(big + b'"arguments":{"size":%d}}}\n' % BIG)
         if len(answer) < BIG:
             raise SystemExit("the 32 MiB result came back short")
         peak = proxied.peak_rss()
-    finally:
-        proxied.close()
-        direct.close()
-        relayed_only.close()
     p50 = percentile(through, 0.5) - percentile(straight, 0.5)
     p99 = percentile(through, 0.99) - percentile(straight, 0.99)
     medians = (percentile(times, 0.5) * 1e6 for times in (through, straight))
     shown = "p50 proxied {:.0f} µs, direct {:.0f} µs".format(*medians)
-    checked, p1 = _launcher_check_rows(codex, runs)
+    checked, p1 = _launcher_check(env.codex, runs)
     return [
         Row("proxy: tools/call overhead p50", p50, "150 µs", 150e-6, 1.0, note=shown),
         Row(
@@ -196,12 +200,12 @@ def rows_for(
             500e-6,
             1.0,
             note=f"p99 proxied {percentile(through, 0.99) * 1e6:.0f} µs, direct "
-            f"{percentile(straight, 0.99) * 1e6:.0f} µs; {len(through)} trips each",
+            f"{percentile(straight, 0.99) * 1e6:.0f} µs; {len(through):,} trips each",
         ),
         Row(
-            "proxy: 10,000 notifications",
+            f"proxy: {NOTIFICATIONS:,} notifications",
             relayed / NOTIFICATIONS,
-            "20,000/s",
+            "goal",
             1 / 20_000,
             1.0,
             unit="/s",
@@ -225,23 +229,3 @@ def rows_for(
             note="the bound Decision's fingerprint replay",
         ),
     ]
-
-
-def main(argv: list[str]) -> int:
-    codex = argv[0]
-    runs = int(argv[1]) if len(argv) > 1 else 20
-    load = os.getloadavg()
-    with tempfile.TemporaryDirectory(prefix="launcher-probe-bench-proxy-") as scratch:
-        env = {**os.environ, "LAUNCHER_PROBE_CACHE_DIR": scratch}
-        env["LAUNCHER_PROBE_SOCKET"] = os.path.join(scratch, "no-helper.sock")
-        os.environ.update(LAUNCHER_PROBE_CACHE_DIR=scratch)
-        cli = [sys.executable, "-m", "launcher_probe"]
-        rows = rows_for(cli, sys.executable, codex, env, runs)
-    loads = [", ".join(f"{value:.2f}" for value in each) for each in (load, os.getloadavg())]
-    print(f"launcher-probe proxy bench: {runs} samples, load average {loads[0]} -> {loads[1]}")
-    print(table(rows))
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
