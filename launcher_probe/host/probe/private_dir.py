@@ -3,8 +3,10 @@
 Each directory (``<tmp>/launcher-probe-XXXXXXXX``, 0700) holds an ``.owner`` file its probe
 keeps ``flock``ed while it runs. The probe removes the directory when it ends; where it
 cannot (it was SIGKILLed, or removing failed: out of file descriptors, say), the lock dies
-with it, and the next probe of this user removes the directory: one whose ``.owner`` lock
-it can take, or that has no ``.owner`` and is older than ``ORPHAN_SECONDS``.
+with it, and a later probe of this user removes the directory: one older than
+``ORPHAN_SECONDS`` whose ``.owner`` lock it can take, or that has no ``.owner``. A younger
+one is left alone: a probe makes its directory, then locks it, and a sweep in between must
+not take it from under that probe.
 """
 
 from __future__ import annotations
@@ -21,7 +23,8 @@ from pathlib import Path
 
 PREFIX = "launcher-probe-"
 OWNER = ".owner"
-#: A directory without its ``.owner`` this old is an orphan (a probe makes it at once).
+#: A directory this old whose ``.owner`` is unlocked (or missing) is abandoned; a younger
+#: one may be a probe's that has not locked it yet.
 ORPHAN_SECONDS = 60.0
 
 
@@ -65,11 +68,12 @@ def sweep_abandoned(now: float | None = None) -> None:
 
 
 def _remove_if_abandoned(directory: str, age: float) -> None:
+    if age <= ORPHAN_SECONDS:
+        return
     try:
         owner = os.open(os.path.join(directory, OWNER), os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
     except FileNotFoundError:
-        if age > ORPHAN_SECONDS:
-            shutil.rmtree(directory, ignore_errors=True)
+        shutil.rmtree(directory, ignore_errors=True)
         return
     try:
         fcntl.flock(owner, fcntl.LOCK_EX | fcntl.LOCK_NB)

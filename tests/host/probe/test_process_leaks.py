@@ -23,6 +23,7 @@ import pytest
 
 from launcher_probe.contract import Reason
 from launcher_probe.host.probe.bounded_run import run_bounded
+from launcher_probe.host.probe.private_dir import ORPHAN_SECONDS, OWNER, PREFIX, sweep_abandoned
 from launcher_probe.host.probe.steps import probe_launcher
 from tests.conftest import HostEnv
 from tests.fakes import HANG_GUARD, FakeCodex, hanging_probe_cli
@@ -255,7 +256,25 @@ def test_a_killed_callers_private_directory_is_swept_by_the_next_probe(
     (abandoned,) = temporary.iterdir()
     with hanging_probe_cli(fake_codex, argv, env, tmp_path / "running.fifo"):
         (running,) = set(temporary.iterdir()) - {abandoned}
+        long_ago = time.time() - 2 * ORPHAN_SECONDS  # both old enough to be swept if unlocked
+        for directory in (abandoned, running):
+            os.utime(directory, (long_ago, long_ago))
         monkeypatch.setattr(tempfile, "tempdir", str(temporary))
         fake_codex.set_fault(None)
         assert probe_launcher(str(fake_codex.path)).ok
         assert list(temporary.iterdir()) == [running]
+
+
+def test_a_young_unlocked_private_directory_is_left_to_its_probe(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A probe makes its directory, then locks it: a sweep by another probe in between (the
+    helper starts several at once) must not remove it. Once old, an unlocked one goes."""
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    young = tmp_path / f"{PREFIX}young"
+    young.mkdir(mode=0o700)
+    (young / OWNER).touch()  # made, not yet locked
+    sweep_abandoned()
+    assert young.is_dir()
+    sweep_abandoned(now=time.time() + 2 * ORPHAN_SECONDS)
+    assert not young.exists()
