@@ -5,17 +5,19 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
+from collections.abc import Callable
 from json.decoder import scanstring  # type: ignore[attr-defined]
-from typing import Any
+from typing import Any, NamedTuple
 
-_WHITESPACE = re.compile(r"[ \t\n\r]*")
-_SPACES = frozenset(" \t\n\r")
-_DECODER = json.JSONDecoder()
+_OPENING = re.compile(r"[ \t\n\r]*(\{)[ \t\n\r]*")
+_COLON = re.compile(r"[ \t\n\r]*:[ \t\n\r]*")
+#: After a value: the object's end (nothing skipped after it), or a comma and the spaces after.
+_SEPARATOR = re.compile(r"[ \t\n\r]*(?:(\})|,[ \t\n\r]*)")
+#: One JSON value at an index: ``(value, end)``; StopIteration when there is none.
+_SCAN: Callable[[str, int], tuple[Any, int]] = json.JSONDecoder().scan_once  # type: ignore[attr-defined]
 
 
-@dataclass(frozen=True, slots=True)
-class Member:
+class Member(NamedTuple):
     """``"key": value`` from ``start`` (the key's quote) to ``end`` (after the value)."""
 
     key: str
@@ -30,8 +32,7 @@ class Member:
         return source[self.start : self.end]
 
 
-@dataclass(frozen=True, slots=True)
-class Walked:
+class Walked(NamedTuple):
     """An object's members and where its braces stand."""
 
     members: tuple[Member, ...]
@@ -55,49 +56,40 @@ class Walked:
         return found[0] if found else None
 
 
-def _skip(text: str, position: int) -> int:
-    if text[position : position + 1] not in _SPACES:  # the usual case: compact JSON
-        return position
-    match = _WHITESPACE.match(text, position)
-    assert match is not None  # the pattern matches the empty string
-    return match.end()
-
-
 def walk(text: str, start: int = 0, path: tuple[str, ...] = ()) -> Walked:
     """The object at ``start`` (whitespace before it skipped); ValueError unless it is one.
 
     Each value is decoded once; the value of member ``path[0]``, when an object, is walked
     in turn with ``path[1:]`` (and its ``value`` is the dict of its members)."""
-    opening = _skip(text, start)
-    if text[opening : opening + 1] != "{":
+    opening = _OPENING.match(text, start)
+    if opening is None:
         raise ValueError("not a JSON object")
-    position = _skip(text, opening + 1)
+    if text.startswith("}", opening.end()):
+        return Walked((), opening.start(1), opening.end())
     members: list[Member] = []
-    if text[position : position + 1] == "}":
-        return Walked((), opening, position)
+    position = opening.end()
     while True:
-        if text[position : position + 1] != '"':
+        if not text.startswith('"', position):
             raise ValueError("a key must be a string")
         key, after = scanstring(text, position + 1)
-        colon = _skip(text, after)
-        if text[colon : colon + 1] != ":":
+        colon = _COLON.match(text, after)
+        if colon is None:
             raise ValueError("a key must be followed by ':'")
-        value_start = _skip(text, colon + 1)
-        if path and key == path[0] and text[value_start : value_start + 1] == "{":
+        value_start = colon.end()
+        if path and key == path[0] and text.startswith("{", value_start):
             inner = walk(text, value_start, path[1:])
             value: Any = {member.key: member.value for member in inner.members}
             end, nested = inner.close + 1, inner
         else:
             try:
-                value, end = _DECODER.raw_decode(text, value_start)
-            except json.JSONDecodeError as error:
-                raise ValueError(str(error)) from error
+                value, end = _SCAN(text, value_start)
+            except StopIteration as error:
+                raise ValueError(f"expecting a value at {error.value}") from error
             nested = None
         members.append(Member(key, position, value_start, end, value, nested))
-        position = _skip(text, end)
-        separator = text[position : position + 1]
-        if separator == "}":
-            return Walked(tuple(members), opening, position)
-        if separator != ",":
+        separator = _SEPARATOR.match(text, end)
+        if separator is None:
             raise ValueError("members must be separated by ','")
-        position = _skip(text, position + 1)
+        if separator[1] == "}":
+            return Walked(tuple(members), opening.start(1), separator.start(1))
+        position = separator.end()

@@ -21,6 +21,7 @@ from launcher_probe.contract import (
 from launcher_probe.errors import InputRejected
 from launcher_probe.host.inject import (
     PROGRESS_TOKEN_KEY,
+    HostMeta,
     MetaResult,
     ServerDescription,
     Transport,
@@ -44,6 +45,8 @@ _MARKERS = tuple(
     for spelling in {name.encode(), name.replace("/", "\\/").encode()}
 )
 _COMPACT = (",", ":")
+#: The host's keys when it sent none but (maybe) a progress token: checked once, here.
+_NO_HOST_KEYS = HostMeta({})
 
 
 class Rewriter:
@@ -60,6 +63,10 @@ class Rewriter:
         self.launcher = launcher
         self.policy_state = policy_state
         self.notes = notes
+        #: The state keys' member texts: the policy state never changes.
+        self._state_members = {key: _member(key, policy_state.text) for key in _STATE_KEYS}
+        self._described = ServerDescription("", Transport.STDIO, server.experimental)
+        self._launcher_member: tuple[object, str] | None = None
 
     def from_host(self, line: bytes | bytearray) -> bytes | bytearray:
         if not any(marker in line for marker in _MARKERS):
@@ -108,11 +115,25 @@ class Rewriter:
         comma = "," if params.walked.members else ""
         return f'{text[:at]}"_meta":{meta_text}{comma}{text[at:]}'
 
+    def _description(self) -> ServerDescription:
+        """The server as the injector sees it, made again only when its capabilities change.
+        The name the host gives it is not known here (it matters for codex_apps only)."""
+        experimental = self.server.experimental
+        if self._described.capabilities is not experimental:
+            self._described = ServerDescription("", Transport.STDIO, experimental)
+        return self._described
+
+    def _launcher_text(self, value: object) -> str:
+        """The launcher's member text, rendered again only when the launcher changes."""
+        cached = self._launcher_member
+        if cached is None or cached[0] != value:
+            rendered = _member(SANDBOX_LAUNCHER_KEY, dumps_utf8(value, separators=_COMPACT))
+            cached = self._launcher_member = (value, rendered)
+        return cached[1]
+
     def _built(self, build: Any, state: object, **options: Any) -> MetaResult:
-        # The name the host gives the server is not known here (it matters for codex_apps only).
-        described = ServerDescription("", Transport.STDIO, self.server.experimental)
         result: MetaResult = build(
-            described, sandbox_state=state, launcher=self.launcher.decision, **options
+            self._description(), sandbox_state=state, launcher=self.launcher.decision, **options
         )
         if result.omitted_reason is Reason.BINARY_CHANGED:
             self.notes.once(f"launcher left out: {result.detail}")
@@ -128,11 +149,8 @@ class Rewriter:
         result = self._built(build, state.value)
         if not result.launcher_included:
             return None
-        added = _member(
-            SANDBOX_LAUNCHER_KEY, dumps_utf8(result.meta[SANDBOX_LAUNCHER_KEY], separators=_COMPACT)
-        )
         parts = [member.text(text) for member in host.values() if member.key != PROGRESS_TOKEN_KEY]
-        parts.append(added)
+        parts.append(self._launcher_text(result.meta[SANDBOX_LAUNCHER_KEY]))
         token = host.get(PROGRESS_TOKEN_KEY)
         if token is not None:
             parts.append(token.text(text))
@@ -145,7 +163,7 @@ class Rewriter:
         result = self._built(
             build,
             self.policy_state,
-            host_meta=keys,
+            host_meta=keys or _NO_HOST_KEYS,
             progress_token=None if token is None else token.value,
         )
         parts = []
@@ -153,8 +171,10 @@ class Rewriter:
             member = host.get(key)
             if member is not None:
                 parts.append(member.text(text))
-            elif key in _STATE_KEYS:
-                parts.append(_member(key, self.policy_state.text))
+            elif key in self._state_members:
+                parts.append(self._state_members[key])
+            elif key == SANDBOX_LAUNCHER_KEY:
+                parts.append(self._launcher_text(value))
             else:
                 parts.append(_member(key, dumps_utf8(value, separators=_COMPACT)))
         return "{" + ",".join(parts) + "}"
