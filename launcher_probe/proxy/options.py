@@ -72,17 +72,7 @@ def add_proxy_arguments(parser: argparse.ArgumentParser) -> None:
         "after the host's stdin ends or a signal is forwarded, how long the server has "
         "to exit before its process tree is killed (default 5)",
     )
-    parser.add_argument(
-        "--json",
-        action="store_true",
-        help="when it cannot start the server, print the JSON error report on stdout too",
-    )
-    parser.add_argument(
-        "argv",
-        nargs=argparse.REMAINDER,
-        metavar="-- CMD ...",
-        help="the server, after -- (or the first word that is no option)",
-    )
+    _add_json_and_command(parser, "start the server", "the server")
 
 
 def add_wrap_arguments(parser: argparse.ArgumentParser) -> None:
@@ -101,16 +91,21 @@ def add_wrap_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="operator opt-out: run CMD unsandboxed when no launcher is verified",
     )
+    _add_json_and_command(parser, "run CMD", "the command")
+
+
+def _add_json_and_command(parser: argparse.ArgumentParser, failing: str, command: str) -> None:
+    """``--json`` (the error report when it cannot ``failing``) and the command after ``--``."""
     parser.add_argument(
         "--json",
         action="store_true",
-        help="when it cannot run CMD, print the JSON error report on stdout too",
+        help=f"when it cannot {failing}, print the JSON error report on stdout too",
     )
     parser.add_argument(
         "argv",
         nargs=argparse.REMAINDER,
         metavar="-- CMD ...",
-        help="the command, after -- (or the first word that is no option)",
+        help=f"{command}, after -- (or the first word that is no option)",
     )
 
 
