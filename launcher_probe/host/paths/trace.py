@@ -54,12 +54,12 @@ class Trace(Value):
             try:
                 walk(path, known)
             except OSError as error:
-                missing = error.filename
-                if error.errno == errno.EINVAL or not isinstance(missing, str):
+                missing, number = error.filename, error.errno
+                if number in (None, errno.EINVAL) or not isinstance(missing, str):
                     raise ValueError(f"{path!r} cannot be traced: {error.strerror}") from error
                 # ELOOP, or ENOTDIR at a recorded file: the recorded components decide it.
-                if error.errno != errno.ELOOP and missing not in known:
-                    absent.setdefault(missing, error.errno)
+                if number != errno.ELOOP and missing not in known:
+                    absent.setdefault(missing, number)
         return cls(tuple(known.values()), tuple(absent.items()))
 
     def still_matches(self) -> bool:
