@@ -8,13 +8,15 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from tests.commands.test_plain_resolve import run
-from tests.conftest import HostEnv
+from tests.commands.test_plain_resolve import HEAVY, imported, run
+from tests.conftest import ROOT, HostEnv
 from tests.fakes import FakeCodex, install_fake_codex
 from tests.host.cache.test_discovery_memo import DISCOVERY
 from tests.host.memo_check import memos
@@ -91,6 +93,21 @@ def resolve(env: dict[str, str]) -> tuple[int, dict[str, object], bool]:
     return code, json.loads(out), DISCOVERY in modules
 
 
+def heavy_imports(env: dict[str, str]) -> list[str]:
+    """What a plain ``resolve`` in an interpreter without site-packages imports of what the
+    warm path avoids (as in tests/host/cache/test_discovery_memo.py)."""
+    done = subprocess.run(
+        [sys.executable, "-S", "-X", "importtime", "-m", "launcher_probe", "resolve"],
+        env={**env, "PYTHONPATH": str(ROOT)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    return sorted(set(imported(done.stderr)) & HEAVY)
+
+
 def full_discovery(env: dict[str, str]) -> tuple[int, dict[str, object]]:
     """What a resolve with no memo at all decides (the memo it writes removed again)."""
     for memo_file in memos():
@@ -119,7 +136,7 @@ def test_a_warm_plain_resolve_behind_a_shim_answers_from_the_memo(
     assert (code, discovered, len(memos())) == (0, True, 1)
     assert first["launcher"] == {"codexExecutable": str(layout.fake.path)}
     code, second, discovered = resolve(host_env.env)
-    assert (code, discovered) == (0, False)
+    assert (code, discovered, heavy_imports(host_env.env)) == (0, False, [])
     assert (0, {**second, "from_cache": None, "probed_at": None}) == full_discovery(host_env.env)
     assert layout.fake.probe_count() == 1
 
