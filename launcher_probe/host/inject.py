@@ -96,9 +96,9 @@ class ServerDescription:
     def wants_sandbox_state(self) -> bool:
         """True when either sandbox capability is advertised (its value is ignored)."""
         advertised = self.capabilities
-        return bool(advertised) and (
-            _STATE_CAPABILITY in advertised or _META_CAPABILITY in advertised
-        )
+        if not advertised:
+            return False
+        return _STATE_CAPABILITY in advertised or _META_CAPABILITY in advertised
 
 
 @dataclass(frozen=True, slots=True)
