@@ -161,18 +161,20 @@ class VerdictCache:
             self.memory.put(read.record)
         return read.record
 
-    def published(self, source: str, path: str) -> Published | None:
-        """The decision for the operator's ``path`` (found through ``source``) that its
-        record on disk gives, without discovery: only when the record's walk leads from
-        ``path`` to the native binary by symlinks alone (no shim, dispatcher or wrapper,
-        whose target may depend on files and variables the walk does not cover), passes
-        the path rules and :meth:`Lifetimes.publishable`. None otherwise: then resolve the
-        slow way, which reads the record again and reports what is wrong with it."""
+    def published(self, source: str, path: str, *, behind: str | None = None) -> Published | None:
+        """The decision for ``path`` (found through ``source``) that its record on disk
+        gives, without discovery: only when the record's walk leads from ``path`` to the
+        native binary by symlinks alone, or to ``behind`` (the binary the caller proved a
+        shim, dispatcher or wrapper at ``path`` leads to now: the discovery memo's trace;
+        without that proof their target may depend on files and variables the walk does
+        not cover), passes the path rules and :meth:`Lifetimes.publishable`. None
+        otherwise: then resolve the slow way, which reads the record again and reports
+        what is wrong with it."""
         record = self.disk.read(self.record_file(path)).record
         if record is None or record.path != path:
             return None
         fingerprint = record.fingerprint
-        if fingerprint.end != fingerprint.native or not fingerprint.verdict().ok:
+        if fingerprint.native not in (fingerprint.end, behind) or not fingerprint.verdict().ok:
             return None
         if not self.lifetimes.publishable(record, self.clock()):
             return None
