@@ -316,9 +316,9 @@ def test_a_waiter_sleeps_in_the_kernel_until_the_claim_goes(
     waiter = None
     try:
         assert holder.stdout is not None and holder.stdout.readline() == "claimed\n"
+        resolve = ["resolve", "--json", "--codex", str(fake_codex.path)]
         waiter = subprocess.Popen(
-            [sys.executable, "-X", "importtime", "-m", "launcher_probe", "resolve", "--json"]
-            + ["--codex", str(fake_codex.path)],
+            [sys.executable, "-X", "importtime", "-m", "launcher_probe", *resolve],
             env=host_env.env,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
