@@ -7,7 +7,7 @@ own venv, each CLI command a fresh process, no helper running unless the row is 
 the helper; the real Codex CLI from ``scripts/fetch-codex``. Run it through
 ``scripts/bench``, which builds that venv.
 
-Usage: python -m benchmarks VENV CODEX [--quick] [RUNS]  (scripts/bench runs it so)
+Usage: python -m benchmarks VENV CODEX [--quick] [--only TEXT] [RUNS]  (scripts/bench runs it so)
 """
 
 from __future__ import annotations
@@ -43,11 +43,14 @@ SECTIONS: list[tuple[str, Callable[[Env, int, int], list[Row]]]] = [
 ]
 
 
-def measure(env: Env, runs: int, requests: int) -> list[Section]:
-    """Every section, in order, each with the load and the binary's component count."""
+def measure(env: Env, runs: int, requests: int, only: str | None = None) -> list[Section]:
+    """Every section (whose title holds ``only``), in order, each with the load and the
+    binary's component count."""
     count = components(env.codex)
     measured = []
     for title, rows in SECTIONS:
+        if only is not None and only not in title:
+            continue
         load = os.getloadavg()
         measured.append(Section(title, rows(env, runs, requests), load, count))
     return measured
@@ -59,6 +62,9 @@ def main(argv: list[str]) -> int:
     parser.add_argument("codex", help="the real Codex CLI's native binary")
     parser.add_argument("runs", type=int, nargs="?", help="samples per row (default 20)")
     parser.add_argument("--quick", action="store_true", help="5 samples per row")
+    parser.add_argument(
+        "--only", metavar="TEXT", help="only the sections whose title holds TEXT (e.g. herds)"
+    )
     args = parser.parse_args(argv)
     runs = args.runs or (5 if args.quick else 20)
     import launcher_probe
@@ -72,7 +78,7 @@ def main(argv: list[str]) -> int:
             LAUNCHER_PROBE_CACHE_DIR=str(env.scratch / "in-process"),
             LAUNCHER_PROBE_SOCKET=env.env["LAUNCHER_PROBE_SOCKET"],
         )
-        sections = measure(env, runs, requests=1000 if args.quick else 2000)
+        sections = measure(env, runs, 1000 if args.quick else 2000, args.only)
     loads = [", ".join(f"{value:.2f}" for value in each) for each in (load, os.getloadavg())]
     print(
         f"launcher-probe bench: {runs} samples per row, {os.cpu_count()} CPUs, "

@@ -242,8 +242,14 @@ def herd(env: Env, runs: int) -> list[Row]:
     def warm() -> None:
         warm_cpu.append(children_cpu(env.runner(resolve)))
 
-    one, measured, least, _ = interleaved_medians(
-        [cold, cli_herd, lambda: _herd([env.python, "-c", "pass"], env.env), warm], runs
+    warm_herd_cpu: list[float] = []
+
+    def warm_herd() -> None:
+        warm_herd_cpu.append(children_cpu(lambda: _herd(env.resolve_argv("--json"), env.env)))
+
+    one, measured, least, _, warmed = interleaved_medians(
+        [cold, cli_herd, lambda: _herd([env.python, "-c", "pass"], env.env), warm, warm_herd],
+        runs,
     )
     cores = os.cpu_count() or 1
     median = statistics.median
@@ -266,6 +272,24 @@ def herd(env: Env, runs: int) -> list[Row]:
             median(cold_cpu) + HERD * median(warm_cpu),
             1.1,
             note="the wall above also waits for other load; this does not",
+        ),
+        # 33 processes on 2 cores: each one's CPU time grows with the crowd (caches, the
+        # scheduler), so the same herd with the verdict already warm shows what waiting
+        # itself costs.
+        Row(
+            f"P4 herd of {HERD} CLI resolves",
+            measured,
+            f"cold + a warm herd of {HERD}",
+            one + warmed,
+            None,
+            note="the same herd, the verdict on disk: what waiting adds",
+        ),
+        Row(
+            f"P4 herd of {HERD} CLI resolves: CPU",
+            median(herd_cpu),
+            f"cold + a warm herd of {HERD}, CPU",
+            median(cold_cpu) + median(warm_herd_cpu),
+            None,
         ),
         Row(f"P4 herd of {HERD} CLI resolves", measured, "one cold CLI resolve", one, None),
         Row(f"  floor: {HERD} concurrent python -c pass", least, "one cold CLI resolve", one, None),

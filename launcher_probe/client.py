@@ -302,22 +302,17 @@ def resolve_with_origin(
         from launcher_probe.host.resolver import (
             operator_choice,
             operator_path,
-            published_once_probed,
             published_without_discovery,
         )
 
         # This user's own record answers first (the flag's or the variable's path, else the
-        # discovery memo); the config file is read only when neither answers. When another
-        # process is probing the operator's path, its verdict is waited for (a herd).
-        answers = via == "auto" and not refresh
+        # discovery memo); the config file is read only when neither answers.
         operator = operator_path(codex)
-        known = published_without_discovery(operator) if answers else None
+        known = published_without_discovery(operator) if via == "auto" and not refresh else None
         if known is None and operator is None:
             operator = operator_choice(None)
-            if answers and operator is not None:
+            if via == "auto" and operator is not None and not refresh:
                 known = published_without_discovery(operator)
-        if known is None and answers and operator is not None:
-            known = published_once_probed(operator)
         if known is not None:
             return known, Origin("local")
         try:

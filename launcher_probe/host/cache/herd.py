@@ -93,22 +93,6 @@ def _opened(lock_file: str) -> int | None:
         return None
 
 
-def wait_if_claimed(
-    lock_file: str, timeout: float, read_again: Callable[[], Published | None]
-) -> Published | None:
-    """When another process claims the entry (it is probing): what ``read_again`` gives
-    once its claim goes, or None past ``timeout`` seconds. None at once when no other
-    process claims it (nothing is claimed here): a client asks this before it asks the
-    helper, so that a herd's waiters do not."""
-    fd = _opened(lock_file)
-    if fd is None:
-        return None
-    if _taken(fd, fcntl.LOCK_SH):
-        os.close(fd)
-        return None
-    return read_again() if _gone_in_time(fd, timeout) else None
-
-
 def wait_turn(
     lock_file: str, timeout: float, read_again: Callable[[], Published | None]
 ) -> Published | Claim | None:

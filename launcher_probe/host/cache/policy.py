@@ -30,13 +30,11 @@ from launcher_probe.value import Value
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
-    from typing import Any, TypeVar
+    from typing import Any
 
     from launcher_probe.host.cache.herd import Claim
     from launcher_probe.host.cache.memory import MemoryFront
     from launcher_probe.host.decision import Published
-
-    _Turn = TypeVar("_Turn", "Published | None", "Published | Claim | None")
 
 __all__ = [
     "CACHE_DIR_ENV",
@@ -188,33 +186,17 @@ class VerdictCache:
         this process's Claim on the entry (resolve the slow way, then release it), or None
         (resolve the slow way). Only a path that passes the path rules is waited for:
         nothing is created for one that will not be probed."""
-        from launcher_probe.host.cache.herd import wait_turn  # fcntl: a miss only
-
-        return self._at_entry(source, path, wait_turn)
-
-    def wait_if_claimed(self, source: str, path: str) -> Published | None:
-        """After :meth:`published` missed for the operator's ``path``: when another process
-        is probing it, the decision it leaves on disk once done (``herd.wait_if_claimed``);
-        else None at once, claiming nothing."""
-        from launcher_probe.host.cache.herd import wait_if_claimed  # fcntl: a miss only
-
-        return self._at_entry(source, path, wait_if_claimed)
-
-    def _at_entry(
-        self,
-        source: str,
-        path: str,
-        wait: Callable[[str, float, Callable[[], Published | None]], _Turn],
-    ) -> _Turn | None:
-        """``wait`` on the entry of ``path`` (its lock file, the lock timeout, a read of its
-        record again), the directories made first; None for a path the rules reject."""
         if not check_launcher_path(path).ok:
             return None
+        from launcher_probe.host.cache.herd import wait_turn  # fcntl: a miss only
+
         try:
             self.disk.check_directories(create=True)
         except CacheUnavailable:
             return None
-        return wait(self.lock_file(path), self.lock_timeout, lambda: self.published(source, path))
+        return wait_turn(
+            self.lock_file(path), self.lock_timeout, lambda: self.published(source, path)
+        )
 
     def store(self, fingerprint: Fingerprint, result: ProbeResult, probed_at: float) -> CacheRecord:
         """Record ``result`` for ``fingerprint`` (atomically, 0600, directories made 0700 on
