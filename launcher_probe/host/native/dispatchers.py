@@ -15,19 +15,21 @@ The tool's home is the shim directory's parent first, then its variable, then it
 
 from __future__ import annotations
 
-import glob
 import json
 import os
 import re
-from collections.abc import Callable
-from pathlib import Path
 
-from launcher_probe.host.native.newest import newest_matches
 from launcher_probe.host.paths.rules import open_regular_file
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 #: Bytes of Vite+'s package record read.
 _RECORD_LIMIT = 64 * 1024
-_SAFE_NAME = re.compile(r"[A-Za-z0-9._+-]{1,128}")
+#: A pattern, compiled on its first use (every native file is checked for a dispatcher,
+#: few are one).
+_SAFE_NAME = r"[A-Za-z0-9._+-]{1,128}"
 
 
 def homes(found: str, shim_dir: str, variable: str, default: str) -> list[str]:
@@ -39,13 +41,13 @@ def homes(found: str, shim_dir: str, variable: str, default: str) -> list[str]:
     if os.path.basename(parent) == shim_dir:
         listed.setdefault(os.path.dirname(parent))
     listed.setdefault(os.environ.get(variable) or "")
-    listed.setdefault(os.path.join(str(Path.home()), default))
+    listed.setdefault(os.path.join(os.path.expanduser("~"), default))
     return [home for home in listed if os.path.isabs(home)]
 
 
 def safe_name(text: object) -> str | None:
     """``text`` when it is a plain file name (no separator, not ``.``/``..``)."""
-    if isinstance(text, str) and _SAFE_NAME.fullmatch(text) and text not in (".", ".."):
+    if isinstance(text, str) and re.fullmatch(_SAFE_NAME, text) and text not in (".", ".."):
         return text
     return None
 
@@ -68,6 +70,10 @@ def _volta(found: str, tried: list[str]) -> str | None:
 
 
 def _mise(found: str, tried: list[str]) -> str | None:
+    import glob
+
+    from launcher_probe.host.native.newest import newest_matches
+
     listed = homes(found, "shims", "MISE_DATA_DIR", ".local/share/mise")
     data = os.environ.get("XDG_DATA_HOME") or ""
     if os.path.isabs(data):

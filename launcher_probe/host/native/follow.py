@@ -11,7 +11,6 @@ this host; any other script is ``unrecognised_script``. Nothing is ever run.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 
 from launcher_probe.contract import Reason
 from launcher_probe.host.native.dispatchers import dispatcher_target
@@ -21,20 +20,17 @@ from launcher_probe.host.native.file_kind import (
     read_head,
 )
 from launcher_probe.host.native.host_format import header_problem, host_name
-from launcher_probe.host.native.shims import (
-    Target,
-    host_target,
-    node_shim_native,
-    shell_shim_scripts,
-)
-from launcher_probe.host.native.wrappers import wrapper_target
+from launcher_probe.value import Value
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from launcher_probe.host.native.shims import Target
 
 #: Shims, dispatchers and wrappers followed before giving up (real installs need two).
 MAX_INDIRECTIONS = 6
 
 
-@dataclass(frozen=True, slots=True)
-class NativeResolution:
+class NativeResolution(Value):
     """The native binary behind a path: itself when it is one.
 
     ``native`` is None when none could be found; then ``reason`` says which kind of file
@@ -42,11 +38,22 @@ class NativeResolution:
     at. ``shim`` is the first shim, dispatcher or wrapper passed through.
     """
 
+    __slots__ = ("native", "shim", "tried", "detail", "reason")
     native: str | None
     shim: str | None
     tried: tuple[str, ...]
-    detail: str = ""
-    reason: Reason = Reason.SHIM_UNRESOLVED
+    detail: str
+    reason: Reason
+
+    def __init__(
+        self,
+        native: str | None,
+        shim: str | None,
+        tried: tuple[str, ...],
+        detail: str = "",
+        reason: Reason = Reason.SHIM_UNRESOLVED,
+    ) -> None:
+        super().__init__(native=native, shim=shim, tried=tried, detail=detail, reason=reason)
 
 
 def resolve_native(path: str) -> NativeResolution:
@@ -86,6 +93,8 @@ def resolve_native(path: str) -> NativeResolution:
             via, current = via or real, following
             continue
         if kind in (FileKind.NODE_SHIM, FileKind.SHELL_SHIM):
+            from launcher_probe.host.native.shims import host_target  # a shim only
+
             target = host_target()
             if target is None:
                 detail = f"{real} is a {kind.value}, and Codex has no build for {host_name()}"
@@ -101,6 +110,8 @@ def resolve_native(path: str) -> NativeResolution:
             via, current = via or real, native
             continue
         if kind is FileKind.SCRIPT:
+            from launcher_probe.host.native.wrappers import wrapper_target  # a script only
+
             wrapped = wrapper_target(current, real, head, tried)
             if wrapped is None:
                 detail = (
@@ -134,6 +145,8 @@ def _through_shim(
     path: str, real: str, kind: FileKind, head: bytes, target: Target, tried: list[str]
 ) -> str | None:
     """The native binary an npm/pnpm/bun shim runs, or None."""
+    from launcher_probe.host.native.shims import node_shim_native, shell_shim_scripts
+
     scripts = [real] if kind is FileKind.NODE_SHIM else shell_shim_scripts(path, head)
     for script in scripts:
         tried.append(script)

@@ -15,22 +15,25 @@ from __future__ import annotations
 
 import glob
 import os
-from dataclasses import dataclass
 
 from launcher_probe.host.native.dispatchers import first_existing, homes, safe_name
 from launcher_probe.host.native.file_kind import is_shell, shebang
 from launcher_probe.host.native.newest import newest_matches
 from launcher_probe.host.native.shims import words
+from launcher_probe.value import Value
 
 _PASS_THROUGH = ["$@"]
 
 
-@dataclass(frozen=True, slots=True)
-class Wrapped:
+class Wrapped(Value):
     """A recognised wrapper: what it is, and the existing path it runs (None: missing)."""
 
+    __slots__ = ("what", "target")
     what: str
     target: str | None
+
+    def __init__(self, what: str, target: str | None) -> None:
+        super().__init__(what=what, target=target)
 
 
 def wrapper_target(found: str, real: str, head: bytes, tried: list[str]) -> Wrapped | None:
