@@ -141,7 +141,16 @@ def round_trips(clients: Clients, echo: Clients, raw: Action, runs: int, count: 
     per_resolve = sum(walls) / len(loaded)
     return [
         _latency("P3 helper round trip, 1 client: p99", single),
-        _latency(f"P3 helper round trip, {CLIENTS} clients: p99", loaded),
+        # 16 clients on 2 cores queue even at an echo server (its p99 alone can pass 1 ms):
+        # the goal is issue 19's, against the echo's p99 in the same run.
+        Row(
+            f"P3 helper round trip, {CLIENTS} clients: p99",
+            percentile(loaded, 0.99),
+            f"echo server, {CLIENTS} clients",
+            percentile(echoed, 0.99),
+            1.5,
+            note=f"p50 {percentile(loaded, 0.5) * 1e6:.0f} µs",
+        ),
         _latency(f"  floor: echo server, {CLIENTS} clients: p99", echoed, None),
         Row(f"P3 throughput, {CLIENTS} clients", per_resolve, "goal", 1 / 5000, 1.0, "/s"),
         Row("P3 helper round trip p50", percentile(single, 0.5), "raw probe", raw_s, 0.01),

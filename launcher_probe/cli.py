@@ -8,7 +8,6 @@ runtime uses (see ``commands.resolve.plain_form``) need no parser at all.
 from __future__ import annotations
 
 import os
-import signal
 import sys
 from contextlib import contextmanager, suppress
 
@@ -18,8 +17,11 @@ from launcher_probe.errors import ExitCode, LauncherProbeError
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
     import argparse
+    import signal as _signal  # typeshed has no stub of _signal; signal's are its
     from collections.abc import Callable, Iterator, Sequence
     from types import FrameType, ModuleType
+else:
+    import _signal  # signal's functions without its enums (making them costs 1 ms a resolve)
 
 EXIT_CODES_HELP = """\
 exit codes:
@@ -106,7 +108,7 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
 
 #: Signals that end a command: its probe's process tree is killed and reaped, its private
 #: directories removed, and it exits 128+N.
-TERMINATING_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
+TERMINATING_SIGNALS = (_signal.SIGTERM, _signal.SIGINT, _signal.SIGHUP)
 
 
 class _Signalled(BaseException):
@@ -122,7 +124,7 @@ def _unwind(number: int, frame: FrameType | None) -> None:
     """The first terminating signal unwinds; later ones are ignored, so that they cannot
     cut the cleanup short (it is bounded: a wedged child is killed)."""
     for each in TERMINATING_SIGNALS:
-        signal.signal(each, signal.SIG_IGN)
+        _signal.signal(each, _signal.SIG_IGN)
     raise _Signalled(number)
 
 
@@ -131,7 +133,7 @@ def _terminating_signals_unwind() -> Iterator[None]:
     """Make the terminating signals unwind for the duration; restore them afterwards (main
     may run in a host's process). Only the main thread can; elsewhere nothing changes."""
     try:
-        previous = {each: signal.signal(each, _unwind) for each in TERMINATING_SIGNALS}
+        previous = {each: _signal.signal(each, _unwind) for each in TERMINATING_SIGNALS}
     except ValueError:  # not the main thread
         yield
         return
@@ -139,7 +141,7 @@ def _terminating_signals_unwind() -> Iterator[None]:
         yield
     finally:
         for each, handler in previous.items():
-            signal.signal(each, handler)
+            _signal.signal(each, handler)
 
 
 def _plain_command(words: list[str]) -> Callable[[], int] | None:
@@ -177,7 +179,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             result: int = args.run(args)
             return result
     except _Signalled as signalled:
-        _ended(written, signal.Signals(signalled.number))
+        _ended(written, signalled.number)
         return 128 + signalled.number
     except LauncherProbeError as error:
         if debug:
@@ -188,7 +190,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         _json_error(written, error.reason, str(error))
         return int(error.exit_code)
     except KeyboardInterrupt:
-        _ended(written, signal.SIGINT)
+        _ended(written, _signal.SIGINT)
         return 130
     except BrokenPipeError:
         # The reader left (``| head``): say nothing more, and let no flush at exit fail.
@@ -202,12 +204,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(ExitCode.INTERNAL)
 
 
-def _ended(written: int | None, number: signal.Signals) -> None:
+def _ended(written: int | None, number: int) -> None:
     """Say which signal ended the command, on stderr and (``--json``) in the error report;
     a reader of stderr that left is ignored."""
+    import signal
+
     from launcher_probe.messages import say
 
-    detail = f"ended by {number.name}"
+    detail = f"ended by {signal.Signals(number).name}"
     with suppress(OSError):
         say(detail)
     _json_error(written, "signalled", detail)

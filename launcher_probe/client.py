@@ -12,7 +12,6 @@ round trip) and imports the decision types only once there is an answer.
 
 from __future__ import annotations
 
-import _socket
 import json
 import os
 import time
@@ -23,6 +22,7 @@ from launcher_probe.host.probe_result import DEFAULT_TIMEOUT
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
+    from _socket import socket
     from typing import Any
 
     from launcher_probe.host.decision import Decision
@@ -120,6 +120,8 @@ def exchange(
     socket_path: str | None = None,
 ) -> tuple[dict[str, Any], int | None]:
     """:func:`request`, and the pid of the helper that answered (None where unknown)."""
+    import _socket  # socket's classes without its enums; a helper asked only
+
     from launcher_probe.service.location import UnsafeRuntimeDir, default_socket
     from launcher_probe.service.peer import peer
 
@@ -149,7 +151,7 @@ def exchange(
     return _result(answer, path), pid
 
 
-def _read_line(connection: _socket.socket, deadline: float) -> bytes:
+def _read_line(connection: socket, deadline: float) -> bytes:
     data = bytearray()
     while b"\n" not in data:
         connection.settimeout(max(deadline - time.monotonic(), 0.001))
@@ -300,17 +302,22 @@ def resolve_with_origin(
         from launcher_probe.host.resolver import (
             operator_choice,
             operator_path,
+            published_once_probed,
             published_without_discovery,
         )
 
         # This user's own record answers first (the flag's or the variable's path, else the
-        # discovery memo); the config file is read only when neither answers.
+        # discovery memo); the config file is read only when neither answers. When another
+        # process is probing the operator's path, its verdict is waited for (a herd).
+        answers = via == "auto" and not refresh
         operator = operator_path(codex)
-        known = published_without_discovery(operator) if via == "auto" and not refresh else None
+        known = published_without_discovery(operator) if answers else None
         if known is None and operator is None:
             operator = operator_choice(None)
-            if via == "auto" and operator is not None and not refresh:
+            if answers and operator is not None:
                 known = published_without_discovery(operator)
+        if known is None and answers and operator is not None:
+            known = published_once_probed(operator)
         if known is not None:
             return known, Origin("local")
         try:

@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from _json import encode_basestring, make_encoder
 from dataclasses import dataclass
 from itertools import accumulate
 from typing import Any
@@ -73,8 +74,13 @@ _STRING = re.compile(r'"[^"\\]*+(?:\\.[^"\\]*+)*+"', re.DOTALL)
 _BRACKET = re.compile(r"[][{}]")
 _NESTING = {"[": 1, "{": 1, "]": -1, "}": -1}
 _FLOAT = re.compile(r"-?\d+(?:\.\d+(?:[eE][-+]?\d+)?|[eE][-+]?\d+)")
-#: ``json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":"))``, built once.
-_COMPACT = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+#: ``json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":"))`` as the
+#: C encoder that ``JSONEncoder.encode`` builds on every call, built once: its chunks joined
+#: are that text. No cycle check (``markers``): every value it encodes has been walked first
+#: (``checked_value``, within ``max_depth``) or parsed from text.
+_COMPACT = make_encoder(
+    None, json.JSONEncoder().default, encode_basestring, None, ":", ",", False, False, False
+)
 
 
 def _depth(text: str) -> int:
@@ -122,7 +128,7 @@ def _compact(value: Any, what: str, text: str | None = None) -> tuple[str, int]:
     """``value`` as compact JSON and its size in UTF-8; InvalidJSON when it holds no JSON
     (``text``: its source)."""
     try:
-        compact = _COMPACT.encode(value)
+        compact = "".join(_COMPACT(value, 0))
         size = len(compact.encode("utf-8"))
     except UnicodeEncodeError as error:
         code = ord(error.object[error.start])

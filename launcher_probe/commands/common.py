@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import sys
 
-from launcher_probe.arguments import argument_text
 from launcher_probe.errors import UsageError
 from launcher_probe.json_output import dumps_utf8, error_report, utf8_text, versioned
 
@@ -55,6 +54,7 @@ def argument_json(option: str, value: str | None, *, must_be_object: bool) -> An
     """Parse a JSON|@FILE argument strictly (``loads_strict``, ``META_LIMITS``): JSON that
     does not parse is a UsageError; JSON that is not strict (``InvalidJSON``) or over a
     limit (``JSONLimitExceeded``) is refused, exit 4, as in every other argument."""
+    from launcher_probe.arguments import argument_text
     from launcher_probe.json_input import MalformedJSON, loads_strict
 
     if value is None:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import functools
 
-from launcher_probe.arguments import add_seconds, add_via
 from launcher_probe.client import VIA, resolve_with_origin
 from launcher_probe.commands.common import print_json
 from launcher_probe.errors import ExitCode, NothingUsable
@@ -19,6 +18,8 @@ if TYPE_CHECKING:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from launcher_probe.arguments import add_seconds, add_via  # the parser's: not a plain form
+
     parser.add_argument("--codex", metavar="PATH", help="the operator's path (only candidate)")
     parser.add_argument("--json", action="store_true", help="print the whole decision as JSON")
     parser.add_argument("--refresh", action="store_true", help="probe again; replace the verdict")

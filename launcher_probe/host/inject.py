@@ -52,6 +52,7 @@ __all__ = [
     "tool_call_meta",
 ]
 _STATE_KEYS = (SANDBOX_STATE_KEY, SANDBOX_STATE_META_KEY)
+_STATE_CAPABILITY, _META_CAPABILITY = SANDBOX_CAPABILITIES
 _JSON_WHITESPACE = " \t\n\r"
 
 
@@ -94,8 +95,10 @@ class ServerDescription:
 
     def wants_sandbox_state(self) -> bool:
         """True when either sandbox capability is advertised (its value is ignored)."""
-        advertised = self.capabilities or {}
-        return any(name in advertised for name in SANDBOX_CAPABILITIES)
+        advertised = self.capabilities
+        if not advertised:
+            return False
+        return _STATE_CAPABILITY in advertised or _META_CAPABILITY in advertised
 
 
 @dataclass(frozen=True, slots=True)
@@ -270,7 +273,6 @@ def _build(
     progress_token: str | int | None,
     binding: tuple[str | None, str | None] = (None, None),
 ) -> MetaResult:
-    noun = _METHOD_NOUN[method]
     caller, caller_size = caller_object(caller_meta)
     apps = server.name == CODEX_APPS_SERVER
     if isinstance(host_meta, HostMeta):  # checked once for the turn
@@ -281,17 +283,19 @@ def _build(
     for key, value in caller.items():
         named = reserved.set_by(key, value)
         if named is not None:
-            raise MetaRejected(f"reserved {noun} metadata key: {named}")
+            raise MetaRejected(f"reserved {_METHOD_NOUN[method]} metadata key: {named}")
     thread_id, origin_call_id = binding
     if origin_call_id is not None and thread_id is None:
         raise MetaRejected("originCallId requires threadId")
-    token_ok = isinstance(progress_token, str | int) and not isinstance(progress_token, bool)
-    if progress_token is not None and not token_ok:
+    if progress_token is not None and (
+        type(progress_token) is bool or not isinstance(progress_token, (str, int))
+    ):
         raise MetaRejected("progressToken must be a string or an integer")
     state = _sandbox_state(sandbox_state)
     size = caller_size + host_size + (0 if state is None else 2 * len(state.text.encode()))
     if size > META_LIMITS.max_bytes:
         limit = META_LIMITS.max_bytes
+        noun = _METHOD_NOUN[method]
         raise MetaRejected(f"the {noun} metadata would be larger than {limit} bytes")
 
     meta = {**caller, **host}
@@ -333,7 +337,7 @@ def _launcher_verdict(
     if launcher is None:
         raise MetaRejected("a stdio server needs the Decision made before its launch")
     decision = launcher() if callable(launcher) else launcher
-    if not isinstance(decision, Published | Withheld):
+    if not isinstance(decision, (Published, Withheld)):
         raise MetaRejected("launcher must be a Decision or a callable returning one")
     if not isinstance(decision, Published):
         return None, decision.reason, decision.detail

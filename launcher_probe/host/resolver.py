@@ -111,6 +111,21 @@ def published_without_discovery(
     return _with_version_warning(stored.replace(warnings=tuple(warnings)))
 
 
+def published_once_probed(
+    operator: tuple[str, str], *, config: ResolverConfig | None = None
+) -> Published | None:
+    """After :func:`published_without_discovery` missed for the operator's
+    ``(source, path)``: when another process is probing that path, the decision its probe
+    leaves on disk once it is done; else None at once (``VerdictCache.wait_if_claimed``).
+    A client asks it before asking the helper, so that a herd's waiters ask no one."""
+    warnings: list[str] = []
+    cache = _open_cache(config or _DEFAULT_CONFIG, warnings)
+    stored = None if cache is None else cache.wait_if_claimed(*operator)
+    if stored is None:
+        return None
+    return _with_version_warning(stored.replace(warnings=tuple(warnings)))
+
+
 def resolve_launcher(
     codex: str | None = None,
     *,

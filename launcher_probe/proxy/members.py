@@ -9,10 +9,16 @@ from collections.abc import Callable
 from json.decoder import scanstring  # type: ignore[attr-defined]
 from typing import Any, NamedTuple
 
-_OPENING = re.compile(r"[ \t\n\r]*(\{)[ \t\n\r]*")
-_COLON = re.compile(r"[ \t\n\r]*:[ \t\n\r]*")
-#: After a value: the object's end (nothing skipped after it), or a comma and the spaces after.
-_SEPARATOR = re.compile(r"[ \t\n\r]*(?:(\})|,[ \t\n\r]*)")
+_SPACE = r"[ \t\n\r]*"
+#: A key without escapes or control characters (what the decoder's scan would read as it
+#: stands), its colon and the spaces around: group 3 is the key.
+_KEY = rf'"([^"\\\x00-\x1f]*)"{_SPACE}:{_SPACE}'
+#: An object's opening (group 1), then its end (group 2: an empty object) or a plain key.
+_FIRST = re.compile(rf"{_SPACE}(\{{){_SPACE}(?:(\}})|{_KEY})?")
+#: After a value: the object's end (group 1, nothing skipped after it), or a comma, the
+#: spaces after it and a plain key.
+_NEXT = re.compile(rf"{_SPACE}(?:(\}})|(,){_SPACE}(?:{_KEY})?)")
+_COLON = re.compile(_SPACE + ":" + _SPACE)
 #: One JSON value at an index: ``(value, end)``; StopIteration when there is none.
 _SCAN: Callable[[str, int], tuple[Any, int]] = json.JSONDecoder().scan_once  # type: ignore[attr-defined]
 
@@ -61,22 +67,28 @@ def walk(text: str, start: int = 0, path: tuple[str, ...] = ()) -> Walked:
 
     Each value is decoded once; the value of member ``path[0]``, when an object, is walked
     in turn with ``path[1:]`` (and its ``value`` is the dict of its members)."""
-    opening = _OPENING.match(text, start)
-    if opening is None:
+    found = _FIRST.match(text, start)
+    if found is None:
         raise ValueError("not a JSON object")
-    if text.startswith("}", opening.end()):
-        return Walked((), opening.start(1), opening.end())
+    opening = found.start(1)
+    if found[2] is not None:
+        return Walked((), opening, found.start(2))
     members: list[Member] = []
-    position = opening.end()
+    wanted = path[0] if path else None
     while True:
-        if not text.startswith('"', position):
-            raise ValueError("a key must be a string")
-        key, after = scanstring(text, position + 1)
-        colon = _COLON.match(text, after)
-        if colon is None:
-            raise ValueError("a key must be followed by ':'")
-        value_start = colon.end()
-        if path and key == path[0] and text.startswith("{", value_start):
+        key = found[3]
+        if key is None:  # a key with escapes (or none at all): the decoder's own scan
+            position = found.end()
+            if not text.startswith('"', position):
+                raise ValueError("a key must be a string")
+            key, after = scanstring(text, position + 1)
+            colon = _COLON.match(text, after)
+            if colon is None:
+                raise ValueError("a key must be followed by ':'")
+            value_start = colon.end()
+        else:
+            position, value_start = found.start(3) - 1, found.end()
+        if key == wanted and text.startswith("{", value_start):
             inner = walk(text, value_start, path[1:])
             value: Any = {member.key: member.value for member in inner.members}
             end, nested = inner.close + 1, inner
@@ -87,9 +99,8 @@ def walk(text: str, start: int = 0, path: tuple[str, ...] = ()) -> Walked:
                 raise ValueError(f"expecting a value at {error.value}") from error
             nested = None
         members.append(Member(key, position, value_start, end, value, nested))
-        separator = _SEPARATOR.match(text, end)
-        if separator is None:
+        found = _NEXT.match(text, end)
+        if found is None:
             raise ValueError("members must be separated by ','")
-        if separator[1] == "}":
-            return Walked(tuple(members), opening.start(1), separator.start(1))
-        position = separator.end()
+        if found[1] is not None:
+            return Walked(tuple(members), opening, found.start(1))

@@ -45,6 +45,11 @@ _MARKERS = tuple(
     for spelling in {name.encode(), name.replace("/", "\\/").encode()}
 )
 _COMPACT = (",", ":")
+_SPACES = " \t\n\r"
+#: The members walked into: the request's params, then their ``_meta``.
+_PATH = ("params", "_meta")
+#: The host's key sets kept checked (a turn's keys stay the same for each of its calls).
+MAX_TURNS = 8
 #: The host's keys when it sent none but (maybe) a progress token: checked once, here.
 _NO_HOST_KEYS = HostMeta({})
 
@@ -67,20 +72,24 @@ class Rewriter:
         self._state_members = {key: _member(key, policy_state.text) for key in _STATE_KEYS}
         self._described = ServerDescription("", Transport.STDIO, server.experimental)
         self._launcher_member: tuple[object, str] | None = None
+        #: The host's keys checked, by their exact member texts (``_turn``).
+        self._turns: dict[tuple[str, ...], HostMeta] = {}
 
     def from_host(self, line: bytes | bytearray) -> bytes | bytearray:
-        if not any(marker in line for marker in _MARKERS):
+        for marker in _MARKERS:
+            if marker in line:
+                break
+        else:
             return line
         try:
             text = line.decode("utf-8")
-            message = walk(text, 0, ("params", "_meta"))
-            rewritten = self._rewritten(text, message)
+            rewritten = self._rewritten(text, walk(text, 0, _PATH))
         except (UnicodeDecodeError, ValueError, RecursionError):
             return line  # not ours to judge: the server answers it as it would without us
         return line if rewritten is None else rewritten.encode("utf-8")
 
     def _rewritten(self, text: str, message: Walked) -> str | None:
-        if text[message.close + 1 :].strip(" \t\n\r"):
+        if text[message.close + 1 :].strip(_SPACES):
             return None
         members = message.by_key()
         method, request_id = members.get("method"), members.get("id")
@@ -93,14 +102,14 @@ class Rewriter:
         params = members.get("params")
         if build is None or params is None or params.walked is None:
             return None
-        if not self.server.wants_sandbox_state:
+        if not self._description().wants_sandbox_state():
             return None
         meta = params.walked.find("_meta")
         if meta is not None and meta.value is not None and meta.walked is None:
             return None  # _meta is no object: the server says so
         host = {} if meta is None or meta.walked is None else meta.walked.by_key()
         try:
-            if any(key in host for key in _STATE_KEYS):
+            if SANDBOX_STATE_KEY in host or SANDBOX_STATE_META_KEY in host:
                 meta_text = self._launcher_added(text, build, host)
             else:
                 meta_text = self._policy_applied(text, build, host)
@@ -131,6 +140,21 @@ class Rewriter:
             cached = self._launcher_member = (value, rendered)
         return cached[1]
 
+    def _turn(self, text: str, host: dict[str, Member]) -> HostMeta:
+        """The host's keys (but its progress token) checked, once for each exact text of
+        theirs: a host sends the same keys for every call of a turn."""
+        members = [member for member in host.values() if member.key != PROGRESS_TOKEN_KEY]
+        if not members:
+            return _NO_HOST_KEYS
+        texts = tuple(member.text(text) for member in members)
+        turn = self._turns.get(texts)
+        if turn is None:
+            turn = HostMeta({member.key: member.value for member in members})
+            if len(self._turns) >= MAX_TURNS:
+                self._turns.clear()
+            self._turns[texts] = turn
+        return turn
+
     def _built(self, build: Any, state: object, **options: Any) -> MetaResult:
         result: MetaResult = build(
             self._description(), sandbox_state=state, launcher=self.launcher.decision, **options
@@ -158,12 +182,11 @@ class Rewriter:
 
     def _policy_applied(self, text: str, build: Any, host: dict[str, Member]) -> str:
         """``_meta`` for the operator's policy: the host's keys as sent, the injector's after."""
-        keys = {key: member.value for key, member in host.items() if key != PROGRESS_TOKEN_KEY}
         token = host.get(PROGRESS_TOKEN_KEY)
         result = self._built(
             build,
             self.policy_state,
-            host_meta=keys or _NO_HOST_KEYS,
+            host_meta=self._turn(text, host),
             progress_token=None if token is None else token.value,
         )
         parts = []

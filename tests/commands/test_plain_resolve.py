@@ -48,6 +48,13 @@ HEAVY = {
     "launcher_probe.host.cache.entry_lock",
     "filelock",
     "cachetools",
+    # C modules and wrappers worth a millisecond or so each that only other paths use:
+    # signal's enums (the handlers come from _signal), the helper's socket, cache clear's
+    # flock, the parser's arguments.
+    "signal",
+    "_socket",
+    "fcntl",
+    "launcher_probe.arguments",
 }
 
 

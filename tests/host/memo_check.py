@@ -67,5 +67,6 @@ def memo_names_what_discovery_finds() -> bool:
     first = found.candidates[0]
     if choice is None:
         return False
-    assert choice == (str(first.source), first.path)
+    behind = None if first.resolved == os.path.realpath(first.path) else first.resolved
+    assert choice == (str(first.source), first.path, behind)
     return True

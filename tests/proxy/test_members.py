@@ -89,3 +89,31 @@ def test_a_look_alike_of_an_injected_key_leaves_the_message_unchanged() -> None:
         b'"_meta":{"Codex/Sandbox-Launcher ":{"codexExecutable":"/bin/sh"}}}}\n'
     )
     assert rewriter.from_host(line) is line
+
+
+def test_the_hosts_keys_checked_once_give_each_call_what_a_fresh_check_gives() -> None:
+    """The rewriter keeps the host's keys checked by their text; each call of the turn gets
+    the ``_meta`` a rewriter seeing them for the first time gives, and a refused set of keys
+    is refused on every call."""
+    capabilities = ServerCapabilities(lambda _: None)
+    capabilities.experimental = {"codex/sandbox-state": {}}
+    withheld = Withheld(Reason.NOT_FOUND, "none here")
+
+    def rewriter() -> Rewriter:
+        return Rewriter(
+            capabilities, BoundLauncher(withheld, lambda: withheld), Policy().state(), Notes()
+        )
+
+    kept = rewriter()
+    for number in range(3):
+        line = (
+            b'{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"t",'
+            b'"_meta":{"threadId":"t1","progressToken":%d,"x":{"turn":1}}}}\n' % (number, number)
+        )
+        assert kept.from_host(line) == rewriter().from_host(line) != line
+    forged = (
+        b'{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"t",'
+        b'"_meta":{"threadId":"t1","ProgressToken ":1}}}\n'
+    )
+    assert kept.from_host(forged) is forged
+    assert kept.from_host(forged) is forged

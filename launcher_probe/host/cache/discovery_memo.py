@@ -10,10 +10,15 @@ before it was absent. It records those inputs: the variables' values (the memo's
 is their digest, so each environment has its own), the effective uid, the config file's
 walk (or that it is absent), each profile's and ``~/.npmrc``'s identity, the ancestry read
 from ``/proc`` (pid, start time, executable, command line of each ancestor), each earlier
-place, and the chosen source and path. The replay compares every one of them, then asks
-the record on disk (``VerdictCache.published``: freshness, the walk replayed, symlinks
-alone); any difference, or anything it cannot read, is a miss: full discovery, as without
-a memo. A memo file is distrusted on read like a record and removed by ``cache clear``.
+place, and the chosen source and path. When that path reaches its native binary through
+a shim, dispatcher or wrapper, it also records the binary and the trace
+(``paths/trace.py``) of every path native resolution looked at (``native/trail.py``: the
+shim, the ``package.json`` files, the platform package's directories, the places tried
+before): a resolution that listed a directory (a glob) is no memo. The replay compares
+every one of them, replays the trace, then asks the record on disk
+(``VerdictCache.published``: freshness, the walk replayed, symlinks alone or that binary);
+any difference, or anything it cannot read, is a miss: full discovery, as without a memo.
+A memo file is distrusted on read like a record and removed by ``cache clear``.
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ import stat
 from launcher_probe.host.cache.location import sha256_hex
 from launcher_probe.host.cache.store import MEMO_SUFFIX, TEMPORARY_PREFIX, TEMPORARY_SUFFIX
 from launcher_probe.host.paths.fingerprint import Fingerprint
+from launcher_probe.host.paths.trace import Trace
 from launcher_probe.json_output import printable
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
@@ -34,6 +40,7 @@ if TYPE_CHECKING:
 
     from launcher_probe.host.cache.policy import VerdictCache
     from launcher_probe.host.decision import Published
+    from launcher_probe.host.discovery.candidate import Candidate
     from launcher_probe.host.discovery.order import Discovery
 
 #: Every environment variable discovery reads (tests/host/test_memo.py checks the list).
@@ -60,7 +67,7 @@ VARIABLES = (
 )
 #: Files under HOME whose contents add places (shell profiles) or name one (``.npmrc``).
 HOME_FILES = (".zshrc", ".bashrc", ".zprofile", ".bash_profile", ".profile", ".npmrc")
-MEMO_VERSION = 1
+MEMO_VERSION = 2
 MAX_MEMO_BYTES = 1 << 18
 #: Ancestors read at most (a deeper tree is no memo).
 MAX_ANCESTORS = 64
@@ -165,12 +172,45 @@ def record(cache: VerdictCache, found: Discovery) -> None:
     }
     if memo["ancestry"] is None or any(os.path.lexists(path) for path in memo["absent"]):
         return
+    memo["native"] = _behind(chosen)
+    if memo["native"] is None:
+        return
     if memo["config"] is not None:
         try:
             memo["config_walk"] = Fingerprint.of(config, config).record_json()
         except OSError:
             return
     _write(cache, memo)
+
+
+def _behind(chosen: Candidate) -> dict[str, Any] | None:
+    """``{"native", "trace"}``: when ``chosen`` reaches its native binary through a shim,
+    dispatcher or wrapper, that binary and the trace of every path its resolution looked
+    at, taken between two resolutions that agree and checked unchanged after the second;
+    both None when it does by symlinks alone. None when no replay can prove it."""
+    from launcher_probe.host.native.follow import resolve_native
+
+    first = resolve_native(chosen.path)
+    if first.native is None or first.native != chosen.resolved:
+        return None
+    if first.shim is None:
+        return {"native": None, "trace": None}
+    if first.trail.listed:
+        return None  # a glob can gain matches without any traced path changing
+    try:
+        trace = Trace.of(first.trail.looked)
+    except ValueError:
+        return None
+    again = resolve_native(chosen.path)
+    names = [component.path for component in trace.components]
+    if (
+        again.native != first.native
+        or again.trail.looked != first.trail.looked
+        or not all(map(_plain, names + [path for path, _ in trace.absent]))
+        or not trace.still_matches()
+    ):
+        return None
+    return {"native": first.native, "trace": trace.to_json()}
 
 
 def _write(cache: VerdictCache, memo: dict[str, Any]) -> None:
@@ -223,11 +263,15 @@ def replay(cache: VerdictCache) -> Published | None:
     """The decision full discovery would make now, from this environment's memo and the
     record on disk, or None (a miss: discover in full)."""
     choice = replay_choice(cache)
-    return None if choice is None else cache.published(*choice)
+    if choice is None:
+        return None
+    source, path, native = choice
+    return cache.published(source, path, behind=native)
 
 
-def replay_choice(cache: VerdictCache) -> tuple[str, str] | None:
-    """``(source, path)`` of the first candidate full discovery would find now, when this
+def replay_choice(cache: VerdictCache) -> tuple[str, str, str | None] | None:
+    """``(source, path, native)`` of the first candidate full discovery would find now
+    (``native`` when it is behind a shim, dispatcher or wrapper, else None), when this
     environment's memo says so and nothing it recorded changed; else None."""
     memo = _read(memo_file(cache))
     if memo is None:
@@ -251,8 +295,14 @@ def replay_choice(cache: VerdictCache) -> tuple[str, str] | None:
         walk = memo["config_walk"]
         if walk is not None and not Fingerprint.from_record_json(walk).still_matches():
             return None
+        if any(os.path.lexists(place) for place in absent):
+            return None
+        native = memo["native"]["native"]
+        if native is None:
+            return source, path, None
+        trace = Trace.from_json(memo["native"]["trace"])
+        if not isinstance(native, str) or not trace.still_matches():
+            return None
     except (KeyError, TypeError, ValueError):
         return None
-    if any(os.path.lexists(place) for place in absent):
-        return None
-    return source, path
+    return source, path, native

@@ -6,21 +6,24 @@ a POSIX record lock (``lockf``) on the entry's lock file, taken without blocking
 on to the slow path (which takes the entry lock itself through ``filelock``, an ``flock``:
 the two kinds of lock do not interact on Linux or the BSDs); the claim ends when its
 process closes the lock file, which ``filelock`` does on release, after the verdict is
-stored, or when it exits or dies. Every other process finds the entry claimed, polls the
-claim every ``POLL_INTERVAL`` seconds until it can share it, and reads the record again
-(it is replaced atomically): a passed verdict answers; anything else (a failed verdict,
-a record behind a shim, none: the prober died) sends it the slow way, as without a claim.
-The claim only saves work: single flight is the entry lock's, so a claim lost or never
-taken (threads of one process share theirs) costs a slow path, never a second probe.
+stored, or when it exits or dies. Every other process finds the entry claimed and waits
+for a shared claim, all of them at once: blocked in the kernel (``F_SETLKW``, on a thread
+of its own so that the wait has a deadline), woken when the claim goes, no polling. Then
+it reads the record again (it is replaced atomically): a passed verdict answers; anything
+else (a failed verdict, a record behind a shim, none: the prober died) sends it the slow
+way, as without a claim. The claim only saves work: single flight is the entry lock's, so
+a claim lost or never taken (threads of one process share theirs) costs a slow path, never
+a second probe.
 
-Standard-library C modules only, so a waiter imports nothing more than a warm resolve.
+Standard-library C modules only (``fcntl``, ``_thread``), so a waiter imports nothing more
+than a warm resolve.
 """
 
 from __future__ import annotations
 
 import fcntl
 import os
-import time
+from _thread import TIMEOUT_MAX, allocate_lock, start_new_thread  # threading's, without it
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
@@ -29,7 +32,7 @@ if TYPE_CHECKING:
     from launcher_probe.host.decision import Published
 
 
-#: Seconds between two looks of a waiter (the entry lock's waiters use it too).
+#: Seconds between two looks of a waiter on the entry lock (``entry_lock``; filelock polls).
 POLL_INTERVAL = 0.005
 
 
@@ -58,6 +61,54 @@ def _taken(fd: int, kind: int) -> bool:
     return True
 
 
+def _gone_in_time(fd: int, timeout: float) -> bool:
+    """Whether the claim on ``fd`` goes within ``timeout`` seconds: a thread of its own
+    blocks for a shared claim (the kernel wakes it when the prober's goes), then closes
+    ``fd``, which from now on is that thread's alone: on time, late (the caller gave up)
+    or failed (EDEADLK, say: as if never gone). A late close also ends any claim this
+    process took on the file meanwhile: a claim lost, which costs its waiters a slow path,
+    never a second probe."""
+    woken = allocate_lock()
+    woken.acquire()
+    shared: list[bool] = []
+
+    def wait() -> None:
+        try:
+            fcntl.lockf(fd, fcntl.LOCK_SH)
+            shared.append(True)
+        except OSError:
+            pass
+        finally:
+            os.close(fd)
+            woken.release()
+
+    start_new_thread(wait, ())
+    return woken.acquire(timeout=min(timeout, TIMEOUT_MAX)) and bool(shared)
+
+
+def _opened(lock_file: str) -> int | None:
+    try:
+        return os.open(lock_file, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    except OSError:
+        return None
+
+
+def wait_if_claimed(
+    lock_file: str, timeout: float, read_again: Callable[[], Published | None]
+) -> Published | None:
+    """When another process claims the entry (it is probing): what ``read_again`` gives
+    once its claim goes, or None past ``timeout`` seconds. None at once when no other
+    process claims it (nothing is claimed here): a client asks this before it asks the
+    helper, so that a herd's waiters do not."""
+    fd = _opened(lock_file)
+    if fd is None:
+        return None
+    if _taken(fd, fcntl.LOCK_SH):
+        os.close(fd)
+        return None
+    return read_again() if _gone_in_time(fd, timeout) else None
+
+
 def wait_turn(
     lock_file: str, timeout: float, read_again: Callable[[], Published | None]
 ) -> Published | Claim | None:
@@ -65,21 +116,13 @@ def wait_turn(
     then release it), else what ``read_again`` gives once the prober's claim is gone (a
     Published decision, or None: resolve the slow way), or None when the lock file cannot
     be opened or the claim stays held past ``timeout`` seconds. The cache directories
-    must exist. The prober's claim is exclusive; waiters take a shared one, all at once,
-    to read again."""
-    try:
-        fd = os.open(lock_file, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
-    except OSError:
+    must exist. The prober's claim is exclusive; its waiters wake all at once (each to a
+    shared one, let go at once) to read again."""
+    fd = _opened(lock_file)
+    if fd is None:
         return None
-    claim = Claim(fd)
     if _taken(fd, fcntl.LOCK_EX):
-        return claim
-    deadline = time.monotonic() + timeout
-    while not _taken(fd, fcntl.LOCK_SH):
-        if time.monotonic() >= deadline:
-            claim.release()
-            return None
-        time.sleep(POLL_INTERVAL)  # the claim has no wake-up; polling is the wait
-    answer = read_again()
-    claim.release()
-    return answer
+        return Claim(fd)
+    if not _gone_in_time(fd, timeout):
+        return None
+    return read_again()

@@ -30,11 +30,13 @@ from launcher_probe.value import Value
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
-    from typing import Any
+    from typing import Any, TypeVar
 
     from launcher_probe.host.cache.herd import Claim
     from launcher_probe.host.cache.memory import MemoryFront
     from launcher_probe.host.decision import Published
+
+    _Turn = TypeVar("_Turn", "Published | None", "Published | Claim | None")
 
 __all__ = [
     "CACHE_DIR_ENV",
@@ -159,18 +161,20 @@ class VerdictCache:
             self.memory.put(read.record)
         return read.record
 
-    def published(self, source: str, path: str) -> Published | None:
-        """The decision for the operator's ``path`` (found through ``source``) that its
-        record on disk gives, without discovery: only when the record's walk leads from
-        ``path`` to the native binary by symlinks alone (no shim, dispatcher or wrapper,
-        whose target may depend on files and variables the walk does not cover), passes
-        the path rules and :meth:`Lifetimes.publishable`. None otherwise: then resolve the
-        slow way, which reads the record again and reports what is wrong with it."""
+    def published(self, source: str, path: str, *, behind: str | None = None) -> Published | None:
+        """The decision for ``path`` (found through ``source``) that its record on disk
+        gives, without discovery: only when the record's walk leads from ``path`` to the
+        native binary by symlinks alone, or to ``behind`` (the binary the caller proved a
+        shim, dispatcher or wrapper at ``path`` leads to now: the discovery memo's trace;
+        without that proof their target may depend on files and variables the walk does
+        not cover), passes the path rules and :meth:`Lifetimes.publishable`. None
+        otherwise: then resolve the slow way, which reads the record again and reports
+        what is wrong with it."""
         record = self.disk.read(self.record_file(path)).record
         if record is None or record.path != path:
             return None
         fingerprint = record.fingerprint
-        if fingerprint.end != fingerprint.native or not fingerprint.verdict().ok:
+        if fingerprint.native not in (fingerprint.end, behind) or not fingerprint.verdict().ok:
             return None
         if not self.lifetimes.publishable(record, self.clock()):
             return None
@@ -184,17 +188,33 @@ class VerdictCache:
         this process's Claim on the entry (resolve the slow way, then release it), or None
         (resolve the slow way). Only a path that passes the path rules is waited for:
         nothing is created for one that will not be probed."""
-        if not check_launcher_path(path).ok:
-            return None
         from launcher_probe.host.cache.herd import wait_turn  # fcntl: a miss only
 
+        return self._at_entry(source, path, wait_turn)
+
+    def wait_if_claimed(self, source: str, path: str) -> Published | None:
+        """After :meth:`published` missed for the operator's ``path``: when another process
+        is probing it, the decision it leaves on disk once done (``herd.wait_if_claimed``);
+        else None at once, claiming nothing."""
+        from launcher_probe.host.cache.herd import wait_if_claimed  # fcntl: a miss only
+
+        return self._at_entry(source, path, wait_if_claimed)
+
+    def _at_entry(
+        self,
+        source: str,
+        path: str,
+        wait: Callable[[str, float, Callable[[], Published | None]], _Turn],
+    ) -> _Turn | None:
+        """``wait`` on the entry of ``path`` (its lock file, the lock timeout, a read of its
+        record again), the directories made first; None for a path the rules reject."""
+        if not check_launcher_path(path).ok:
+            return None
         try:
             self.disk.check_directories(create=True)
         except CacheUnavailable:
             return None
-        return wait_turn(
-            self.lock_file(path), self.lock_timeout, lambda: self.published(source, path)
-        )
+        return wait(self.lock_file(path), self.lock_timeout, lambda: self.published(source, path))
 
     def store(self, fingerprint: Fingerprint, result: ProbeResult, probed_at: float) -> CacheRecord:
         """Record ``result`` for ``fingerprint`` (atomically, 0600, directories made 0700 on

@@ -8,7 +8,6 @@ hands back was read from a private, regular, well-formed file of this host.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import json
 import os
 import stat
@@ -275,6 +274,8 @@ def remove_unheld_lock(file: str) -> None:
     """Unlink the lock file ``file`` while holding its lock, unless another holds it (or it
     is a directory); never fails. A waiter that opened it before checks, once it holds the
     lock, that the file is still the one at the path (``entry_lock``)."""
+    import fcntl  # ``cache clear`` only
+
     with contextlib.suppress(OSError):
         fd = os.open(file, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
         try:

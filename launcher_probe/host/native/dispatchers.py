@@ -19,7 +19,7 @@ import json
 import os
 import re
 
-from launcher_probe.host.paths.rules import open_regular_file
+from launcher_probe.host.native.trail import Trail
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
@@ -52,47 +52,38 @@ def safe_name(text: object) -> str | None:
     return None
 
 
-def first_existing(paths: list[str], tried: list[str]) -> str | None:
-    """The first of ``paths`` that exists (each one is recorded in ``tried``)."""
-    for path in paths:
-        tried.append(path)
-        if os.path.lexists(path):
-            return path
-    return None
+def first_existing(paths: list[str], trail: Trail) -> str | None:
+    """The first of ``paths`` that exists (each one tried)."""
+    return next((path for path in paths if trail.lexists(path)), None)
 
 
-def _volta(found: str, tried: list[str]) -> str | None:
+def _volta(found: str, trail: Trail) -> str | None:
     places = [
         f"{home}/tools/image/packages/@openai/codex/bin/codex"
         for home in homes(found, "bin", "VOLTA_HOME", ".volta")
     ]
-    return first_existing(places, tried)
+    return first_existing(places, trail)
 
 
-def _mise(found: str, tried: list[str]) -> str | None:
-    import glob
-
-    from launcher_probe.host.native.newest import newest_matches
-
+def _mise(found: str, trail: Trail) -> str | None:
     listed = homes(found, "shims", "MISE_DATA_DIR", ".local/share/mise")
     data = os.environ.get("XDG_DATA_HOME") or ""
     if os.path.isabs(data):
         listed.append(f"{data}/mise")
     for home in dict.fromkeys(listed):
         for tool in ("npm-openai-codex", "node"):
-            tried.append(f"{home}/installs/{tool}/*/bin/codex")
-            matches, _ = newest_matches(f"{glob.escape(home)}/installs/{tool}/*/bin/codex")
+            matches = trail.glob(home, f"installs/{tool}/*/bin/codex")
             if matches:
                 return matches[0]
     return None
 
 
-def _vite_plus(found: str, tried: list[str]) -> str | None:
+def _vite_plus(found: str, trail: Trail) -> str | None:
     for home in homes(found, "bin", "VP_HOME", ".vite-plus"):
         packages = f"{home}/packages/@openai"
         record = f"{packages}/codex.json"
-        tried.append(record)
-        install_id = safe_name(_json_field(record, "installId"))
+        trail.tried.append(record)
+        install_id = safe_name(_json_field(record, "installId", trail))
         if install_id is None:
             continue
         places = [
@@ -100,24 +91,23 @@ def _vite_plus(found: str, tried: list[str]) -> str | None:
             f"{packages}/codex/{install_id}/node_modules/@openai/codex/bin/codex.js",
             f"{packages}/codex#{install_id}/lib/node_modules/@openai/codex/bin/codex.js",
         ]
-        found_script = first_existing(places, tried)
+        found_script = first_existing(places, trail)
         if found_script is not None:
             return found_script
     return None
 
 
-def _json_field(path: str, name: str) -> object:
+def _json_field(path: str, name: str, trail: Trail) -> object:
     """Field ``name`` of the JSON object in the file ``path`` (bounded read); None if none."""
     try:
-        with open_regular_file(path) as file:
-            value = json.loads(file.read(_RECORD_LIMIT + 1)[:_RECORD_LIMIT])
+        value = json.loads(trail.read(path, _RECORD_LIMIT + 1)[:_RECORD_LIMIT])
     except (OSError, ValueError, RecursionError):
         return None
     return value.get(name) if isinstance(value, dict) else None
 
 
 #: The dispatcher's file name -> (what it is, how to find the package it would run).
-_DISPATCHERS: dict[str, tuple[str, Callable[[str, list[str]], str | None]]] = {
+_DISPATCHERS: dict[str, tuple[str, Callable[[str, Trail], str | None]]] = {
     "volta-shim": ("Volta", _volta),
     "mise": ("mise", _mise),
     "rtx": ("mise", _mise),
@@ -125,11 +115,11 @@ _DISPATCHERS: dict[str, tuple[str, Callable[[str, list[str]], str | None]]] = {
 }
 
 
-def dispatcher_target(found: str, real: str, tried: list[str]) -> tuple[str, str | None] | None:
+def dispatcher_target(found: str, real: str, trail: Trail) -> tuple[str, str | None] | None:
     """None when ``real`` (where ``found`` leads) is no dispatcher; else the dispatcher's
     name and the path of the Codex package it would run (None: not found)."""
     known = _DISPATCHERS.get(os.path.basename(real))
     if known is None:
         return None
     name, find = known
-    return name, find(found, tried)
+    return name, find(found, trail)

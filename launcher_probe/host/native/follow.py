@@ -10,50 +10,41 @@ this host; any other script is ``unrecognised_script``. Nothing is ever run.
 
 from __future__ import annotations
 
-import os
+from dataclasses import dataclass, field
 
 from launcher_probe.contract import Reason
 from launcher_probe.host.native.dispatchers import dispatcher_target
-from launcher_probe.host.native.file_kind import (
-    FileKind,
-    classify,
-    read_head,
-)
+from launcher_probe.host.native.file_kind import FileKind, classify
 from launcher_probe.host.native.host_format import header_problem, host_name
-from launcher_probe.value import Value
-
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
-if TYPE_CHECKING:
-    from launcher_probe.host.native.shims import Target
+from launcher_probe.host.native.shims import (
+    Target,
+    host_target,
+    node_shim_native,
+    shell_shim_scripts,
+)
+from launcher_probe.host.native.trail import Trail
+from launcher_probe.host.native.wrappers import wrapper_target
 
 #: Shims, dispatchers and wrappers followed before giving up (real installs need two).
 MAX_INDIRECTIONS = 6
 
 
-class NativeResolution(Value):
+@dataclass(frozen=True, slots=True)
+class NativeResolution:
     """The native binary behind a path: itself when it is one.
 
     ``native`` is None when none could be found; then ``reason`` says which kind of file
     stood in the way, ``detail`` says why in words and ``tried`` lists every path looked
-    at. ``shim`` is the first shim, dispatcher or wrapper passed through.
+    at. ``shim`` is the first shim, dispatcher or wrapper passed through. ``trail`` holds
+    every path looked at (``trail.py``): what the answer depends on.
     """
 
-    __slots__ = ("native", "shim", "tried", "detail", "reason")
     native: str | None
     shim: str | None
     tried: tuple[str, ...]
-    detail: str
-    reason: Reason
-
-    def __init__(
-        self,
-        native: str | None,
-        shim: str | None,
-        tried: tuple[str, ...],
-        detail: str = "",
-        reason: Reason = Reason.SHIM_UNRESOLVED,
-    ) -> None:
-        super().__init__(native=native, shim=shim, tried=tried, detail=detail, reason=reason)
+    detail: str = ""
+    reason: Reason = Reason.SHIM_UNRESOLVED
+    trail: Trail = field(compare=False, repr=False, kw_only=True)
 
 
 def resolve_native(path: str) -> NativeResolution:
@@ -63,24 +54,25 @@ def resolve_native(path: str) -> NativeResolution:
     result: what it runs is unknown); a file that is neither a native executable nor a
     script is ``not_native``.
     """
-    tried: list[str] = []
+    trail = Trail()
+    tried = trail.tried
     via: str | None = None
     current = path
     for _ in range(MAX_INDIRECTIONS):
-        real = os.path.realpath(current)
-        head = read_head(real)
+        real = trail.realpath(current)
+        head = trail.head(real)
         kind = classify(real, head)
         if kind is FileKind.NATIVE:
-            dispatch = dispatcher_target(current, real, tried)
+            dispatch = dispatcher_target(current, real, trail)
             if dispatch is None:
                 foreign = header_problem(head)
                 if foreign is None:
-                    return NativeResolution(real, via, tuple(tried))
+                    return NativeResolution(real, via, tuple(tried), trail=trail)
                 detail = (
                     f"{real} is {foreign}, not a native executable for this host "
                     f"({host_name()}); install the Codex build for this host"
                 )
-                return NativeResolution(None, via, (), detail, Reason.WRONG_PLATFORM)
+                return NativeResolution(None, via, (), detail, Reason.WRONG_PLATFORM, trail=trail)
             name, following = dispatch
             if following is None:
                 detail = (
@@ -89,30 +81,26 @@ def resolve_native(path: str) -> NativeResolution:
                     "with --codex"
                 )
                 reason = Reason.DISPATCHER_UNRESOLVED
-                return NativeResolution(None, real, tuple(tried), detail, reason)
+                return NativeResolution(None, real, tuple(tried), detail, reason, trail=trail)
             via, current = via or real, following
             continue
         if kind in (FileKind.NODE_SHIM, FileKind.SHELL_SHIM):
-            from launcher_probe.host.native.shims import host_target  # a shim only
-
             target = host_target()
             if target is None:
                 detail = f"{real} is a {kind.value}, and Codex has no build for {host_name()}"
-                return NativeResolution(None, real, (), detail)
-            native = _through_shim(current, real, kind, head, target, tried)
+                return NativeResolution(None, real, (), detail, trail=trail)
+            native = _through_shim(current, real, kind, head, target, trail)
             if native is None:
                 detail = (
                     f"{real} is a {kind.value}; no native {target.triple} binary behind it: "
                     f"reinstall Codex with its platform package {target.package}, or name "
                     "the native Codex binary with --codex"
                 )
-                return NativeResolution(None, real, tuple(tried), detail)
+                return NativeResolution(None, real, tuple(tried), detail, trail=trail)
             via, current = via or real, native
             continue
         if kind is FileKind.SCRIPT:
-            from launcher_probe.host.native.wrappers import wrapper_target  # a script only
-
-            wrapped = wrapper_target(current, real, head, tried)
+            wrapped = wrapper_target(current, real, head, trail)
             if wrapped is None:
                 detail = (
                     f"{real} is a #! script of no format launcher-probe follows (an npm, pnpm "
@@ -120,38 +108,35 @@ def resolve_native(path: str) -> NativeResolution:
                     "what it runs is unknown; name the native Codex binary with --codex"
                 )
                 reason = Reason.UNRECOGNISED_SCRIPT
-                return NativeResolution(None, via, tuple(tried), detail, reason)
+                return NativeResolution(None, via, tuple(tried), detail, reason, trail=trail)
             if wrapped.target is None:
                 detail = (
                     f"{real} is {wrapped.what}, and what it runs was not found; reinstall "
                     "Codex, or name the native Codex binary with --codex"
                 )
-                return NativeResolution(None, real, tuple(tried), detail)
+                return NativeResolution(None, real, tuple(tried), detail, trail=trail)
             via, current = via or real, wrapped.target
             continue
         detail = (
             f"{real} is neither a native executable nor a script; "
             "name the Codex executable with --codex"
         )
-        return NativeResolution(None, via, tuple(tried), detail, Reason.NOT_NATIVE)
+        return NativeResolution(None, via, tuple(tried), detail, Reason.NOT_NATIVE, trail=trail)
     detail = (
         f"{path}: more than {MAX_INDIRECTIONS} shims, dispatchers or wrappers in a row; "
         "name the native Codex binary with --codex"
     )
-    return NativeResolution(None, via, tuple(tried), detail, Reason.SHIM_UNRESOLVED)
+    return NativeResolution(None, via, tuple(tried), detail, Reason.SHIM_UNRESOLVED, trail=trail)
 
 
 def _through_shim(
-    path: str, real: str, kind: FileKind, head: bytes, target: Target, tried: list[str]
+    path: str, real: str, kind: FileKind, head: bytes, target: Target, trail: Trail
 ) -> str | None:
     """The native binary an npm/pnpm/bun shim runs, or None."""
-    from launcher_probe.host.native.shims import node_shim_native, shell_shim_scripts
-
     scripts = [real] if kind is FileKind.NODE_SHIM else shell_shim_scripts(path, head)
     for script in scripts:
-        tried.append(script)
-        if os.path.isfile(script):
-            native = node_shim_native(os.path.realpath(script), target, tried)
+        if trail.isfile(script):
+            native = node_shim_native(trail.realpath(script), target, trail)
             if native:
                 return native
     return None

@@ -16,6 +16,10 @@ import re
 
 from launcher_probe.value import Value
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from launcher_probe.host.native.trail import Trail
+
 #: (platform.system(), platform.machine()) -> (npm platform suffix, Rust target triple).
 _TARGETS = {
     ("Linux", "x86_64"): ("linux-x64", "x86_64-unknown-linux-musl"),
@@ -79,27 +83,26 @@ def shell_shim_scripts(path: str, head: bytes) -> list[str]:
     return list(found)
 
 
-def _node_resolve(start: str, request: str, tried: list[str]) -> str | None:
+def _node_resolve(start: str, request: str, trail: Trail) -> str | None:
     """Node's ``require.resolve(request)`` from directory ``start`` (node_modules lookup)."""
     directory = start
     while True:
         if os.path.basename(directory) != "node_modules":
             candidate = os.path.join(directory, "node_modules", request)
-            tried.append(candidate)
-            if os.path.isfile(candidate):
-                return os.path.realpath(candidate)
+            if trail.isfile(candidate):
+                return trail.realpath(candidate)
         parent = os.path.dirname(directory)
         if parent == directory:
             return None
         directory = parent
 
 
-def node_shim_native(script: str, target: Target, tried: list[str]) -> str | None:
+def node_shim_native(script: str, target: Target, trail: Trail) -> str | None:
     """The native binary ``codex.js`` (a real path) would exec, or None."""
     bin_dir = os.path.dirname(script)
     package_root = os.path.dirname(bin_dir)
     vendor_roots = []
-    manifest = _node_resolve(bin_dir, f"{target.package}/package.json", tried)
+    manifest = _node_resolve(bin_dir, f"{target.package}/package.json", trail)
     if manifest:
         vendor_roots.append(os.path.join(os.path.dirname(manifest), "vendor"))
     local_vendor = os.path.join(package_root, "vendor")
@@ -112,7 +115,6 @@ def node_shim_native(script: str, target: Target, tried: list[str]) -> str | Non
     ]
     natives.append(os.path.join(package_root, "bin", f"codex-{target.triple}"))
     for native in natives:
-        tried.append(native)
-        if os.path.isfile(native):
-            return os.path.realpath(native)
+        if trail.isfile(native):
+            return trail.realpath(native)
     return None

@@ -13,13 +13,12 @@ Two formats are recognised, by the last ``exec`` line of the script (read up to
 
 from __future__ import annotations
 
-import glob
 import os
 
 from launcher_probe.host.native.dispatchers import first_existing, homes, safe_name
 from launcher_probe.host.native.file_kind import is_shell, shebang
-from launcher_probe.host.native.newest import newest_matches
 from launcher_probe.host.native.shims import words
+from launcher_probe.host.native.trail import Trail
 from launcher_probe.value import Value
 
 _PASS_THROUGH = ["$@"]
@@ -36,7 +35,7 @@ class Wrapped(Value):
         super().__init__(what=what, target=target)
 
 
-def wrapper_target(found: str, real: str, head: bytes, tried: list[str]) -> Wrapped | None:
+def wrapper_target(found: str, real: str, head: bytes, trail: Trail) -> Wrapped | None:
     """What the wrapper script ``real`` (reached as ``found``) runs, or None when it is no
     shell script of a recognised format."""
     line = shebang(head)
@@ -51,17 +50,16 @@ def wrapper_target(found: str, real: str, head: bytes, tried: list[str]) -> Wrap
         command = command[2:]
     asdf = command[:1] and os.path.basename(command[0]) == "asdf"
     if asdf and command[1:] == ["exec", "codex", *_PASS_THROUGH]:
-        return Wrapped("an asdf shim", _asdf_install(found, lines, tried))
+        return Wrapped("an asdf shim", _asdf_install(found, lines, trail))
     program = command[0] if command else ""
     plain = program.startswith("/") and "$" not in program and "`" not in program
     if plain and command[1:] == _PASS_THROUGH:
-        tried.append(program)
-        exists = os.path.lexists(program)
+        exists = trail.lexists(program)
         return Wrapped(f"a wrapper running {program}", program if exists else None)
     return None
 
 
-def _asdf_install(found: str, lines: list[str], tried: list[str]) -> str | None:
+def _asdf_install(found: str, lines: list[str], trail: Trail) -> str | None:
     """The ``codex`` of the asdf installs the shim names, or the newest nodejs one."""
     versions = []
     for text in lines:
@@ -71,11 +69,10 @@ def _asdf_install(found: str, lines: list[str], tried: list[str]) -> str | None:
                 versions.append((parts[0], parts[1]))
     for home in homes(found, "shims", "ASDF_DATA_DIR", ".asdf"):
         places = [f"{home}/installs/{plugin}/{version}/bin/codex" for plugin, version in versions]
-        install = first_existing(places, tried)
+        install = first_existing(places, trail)
         if install is not None:
             return install
-        tried.append(f"{home}/installs/nodejs/*/bin/codex")
-        matches, _ = newest_matches(f"{glob.escape(home)}/installs/nodejs/*/bin/codex")
+        matches = trail.glob(home, "installs/nodejs/*/bin/codex")
         if matches:
             return matches[0]
     return None

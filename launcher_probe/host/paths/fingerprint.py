@@ -41,12 +41,12 @@ class Fingerprint(Value):
     #: What :meth:`still_matches` compares, per component: its path, ``lstat()[:3]``
     #: (mode, inode, device), ``[4:6]`` (owner, group; ``[4:7]`` with the size) and, for
     #: files and symlinks, mtime and ctime.
-    _replay: tuple[_Expected, ...]
+    _replay: tuple[Expected, ...]
 
     def __init__(
         self, path: str, end: str, native: str, split: int, components: tuple[Component, ...]
     ) -> None:
-        replay = tuple(map(_expected, components))
+        replay = tuple(map(expected, components))
         super().__init__(
             path=path, end=end, native=native, split=split, components=components, _replay=replay
         )
@@ -87,20 +87,7 @@ class Fingerprint(Value):
     def first_change(self) -> str | None:
         """What changed first, in walk order (``"<path> changed"``, ``"directory <path>
         changed"``, ``"<path> is gone"``), or None when every component is unchanged."""
-        lstat = os.lstat
-        for path, identity, owner, times in self._replay:
-            try:
-                st = lstat(path)
-            except (OSError, ValueError):
-                return f"{path} is gone"
-            if times is None:  # a directory: its identity, mode and owner
-                if st[:3] != identity or st[4:6] != owner:
-                    return f"directory {path} changed"
-            elif (
-                st[:3] != identity or st[4:7] != owner or (st.st_mtime_ns, st.st_ctime_ns) != times
-            ):
-                return f"{path} changed"
-        return None
+        return first_change(self._replay)
 
     def hops(self) -> list[dict[str, Any]]:
         """The files the verdict is about, first (the path as found) to last (the native
@@ -152,7 +139,7 @@ class Fingerprint(Value):
         components = value["components"]
         if not isinstance(components, list) or not 0 < len(components) <= MAX_COMPONENTS:
             raise ValueError("fingerprint components must be a non-empty list")
-        parsed = tuple(_component(item) for item in components)
+        parsed = tuple(component_from_json(item) for item in components)
         split = value["split"]
         if type(split) is not int or not 0 < split <= len(parsed):
             raise ValueError("fingerprint split out of range")
@@ -170,10 +157,13 @@ class Fingerprint(Value):
         return fingerprint
 
 
-_Expected = tuple[str, tuple[int, ...], tuple[int, ...], tuple[int, int] | None]
+#: What a replay compares for one component (see ``Fingerprint._replay``).
+Expected = tuple[str, tuple[int, ...], tuple[int, ...], tuple[int, int] | None]
 
 
-def _expected(component: Component) -> _Expected:
+def expected(component: Component) -> Expected:
+    """What a replay of ``component`` compares: its path, mode, inode, device, owner,
+    group and, for a file or symlink, its size, mtime and ctime."""
     identity = (component.mode, component.ino, component.dev)
     if stat.S_ISDIR(component.mode):
         return component.path, identity, (component.uid, component.gid), None
@@ -189,7 +179,26 @@ def _path(value: Any) -> str:
     return value
 
 
-def _component(value: Any) -> Component:
+def first_change(replay: tuple[Expected, ...]) -> str | None:
+    """What changed first among the ``replay``'s components, in order (one ``lstat``
+    each), or None when every one is the same inode, unchanged."""
+    lstat = os.lstat
+    for path, identity, owner, times in replay:
+        try:
+            st = lstat(path)
+        except (OSError, ValueError):
+            return f"{path} is gone"
+        if times is None:  # a directory: its identity, mode and owner
+            if st[:3] != identity or st[4:6] != owner:
+                return f"directory {path} changed"
+        elif st[:3] != identity or st[4:7] != owner or (st.st_mtime_ns, st.st_ctime_ns) != times:
+            return f"{path} changed"
+    return None
+
+
+def component_from_json(value: Any) -> Component:
+    """Parse one component of :meth:`Fingerprint.record_json`'s form; ValueError on any
+    deviation."""
     if not isinstance(value, dict) or set(value) != set(_COMPONENT_FIELDS):
         raise ValueError(f"a component must be an object with exactly {list(_COMPONENT_FIELDS)}")
     numbers = [value[name] for name in _COMPONENT_FIELDS[1:-1]]

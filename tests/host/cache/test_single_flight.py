@@ -53,6 +53,21 @@ print("held", flush=True)
 sys.stdin.read()
 """
 
+#: Holds the herd claim on a lock file (a POSIX ``lockf``, as a probing resolve takes it)
+#: until its stdin closes; says "claimed" once it holds it.
+HOLD_CLAIM = """
+import fcntl, os, sys
+fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT, 0o600)
+fcntl.lockf(fd, fcntl.LOCK_EX)
+print("claimed", flush=True)
+sys.stdin.read()
+"""
+
+#: The number of fcntl(2) in /proc/PID/task/TID/syscall, by machine; its F_SETLKW command
+#: (a blocking wait; a poll would be F_SETLK, 6).
+FCNTL_SYSCALL = {"x86_64": 72, "aarch64": 25}
+F_SETLKW = 7
+
 
 def _herd(
     count: int, fake_codex: FakeCodex, env: dict[str, str]
@@ -302,3 +317,77 @@ def test_a_cold_resolve_locks_through_filelock(
     lock_file = VerdictCache().lock_file(str(fake_codex.path))
     assert acquired == [(lock_file, POLL_INTERVAL)]
     assert os.stat(lock_file).st_mode & 0o777 == 0o600
+
+
+def _in_fcntl(pid: int) -> bool:
+    """Whether a thread of ``pid`` is blocked in fcntl(2) F_SETLKW now (its ``syscall``
+    file: the number, then the arguments in hex)."""
+    wanted = [FCNTL_SYSCALL[os.uname().machine], F_SETLKW]
+    for task in os.listdir(f"/proc/{pid}/task"):
+        with contextlib.suppress(OSError, ValueError, IndexError):
+            fields = Path(f"/proc/{pid}/task/{task}/syscall").read_text().split()
+            if [int(fields[0]), int(fields[2], 16)] == wanted:
+                return True
+    return False
+
+
+@pytest.mark.skipif(
+    os.uname().machine not in FCNTL_SYSCALL or not os.path.isdir("/proc/self/task"),
+    reason="reads /proc/PID/task/TID/syscall",
+)
+def test_a_waiter_sleeps_in_the_kernel_until_the_claim_goes(
+    host_env: HostEnv, fake_codex: FakeCodex
+) -> None:
+    """A resolve that misses while another process claims the entry blocks in fcntl(2)
+    (F_SETLKW on a thread, no polling) and, once the claim goes, answers from the record
+    the claimant left: no second probe, no helper asked, nothing of the slow path imported."""
+    assert _resolve(fake_codex, host_env).returncode == 0
+    cache = VerdictCache()
+    record = Path(cache.record_file(str(fake_codex.path)))
+    kept = record.read_bytes()
+    record.unlink()
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLD_CLAIM, cache.lock_file(str(fake_codex.path))],
+        env=host_env.env,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    waiter = None
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == "claimed\n"
+        resolve = ["resolve", "--json", "--codex", str(fake_codex.path)]
+        waiter = subprocess.Popen(
+            [sys.executable, "-X", "importtime", "-m", "launcher_probe", *resolve],
+            env=host_env.env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        deadline = time.monotonic() + 60
+        while not _in_fcntl(waiter.pid):
+            assert waiter.poll() is None, waiter.communicate()
+            assert time.monotonic() < deadline, "the waiter never blocked in fcntl"
+            time.sleep(0.005)  # a look at /proc: the condition is the waiter's state
+        written = record.with_name(record.name + ".restored")
+        fd = os.open(written, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        os.write(fd, kept)
+        os.close(fd)
+        os.replace(written, record)
+        assert holder.stdin is not None
+        holder.stdin.close()
+        assert holder.wait(timeout=30) == 0
+        out, err = waiter.communicate(timeout=60)
+    finally:
+        for child in (holder, waiter):
+            if child is not None and child.poll() is None:
+                child.kill()
+                child.wait()
+    assert waiter.returncode == 0, err
+    imported = set(re.findall(r"^import time:.*\|\s*(\S+)$", err, re.MULTILINE))
+    assert "launcher_probe.host.resolver" in imported  # the measurement saw the resolver
+    assert imported & {"launcher_probe.service", *SLOW_PATH.split()[1:]} == set()
+    decision = json.loads(out)
+    assert decision["from_cache"] is True
+    assert decision["launcher"] == {"codexExecutable": str(fake_codex.path)}
+    assert fake_codex.probe_count() == 1

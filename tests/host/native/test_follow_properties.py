@@ -15,6 +15,7 @@ from launcher_probe.host.native.file_kind import FileKind, classify, shebang
 from launcher_probe.host.native.follow import resolve_native
 from launcher_probe.host.native.host_format import header_problem
 from launcher_probe.host.native.shims import shell_shim_scripts
+from launcher_probe.host.native.trail import Trail
 from launcher_probe.host.native.wrappers import wrapper_target
 from tests.host.stubs import header
 
@@ -45,7 +46,7 @@ def test_any_content_is_classified_and_parsed(content: bytes) -> None:
         assert verdict is None or verdict.startswith(("a ", "an "))
     for script in shell_shim_scripts("/d/codex", content):
         assert script.startswith("/") and script.endswith("codex.js")
-    wrapped = wrapper_target("/d/codex", "/d/codex", content, [])
+    wrapped = wrapper_target("/d/codex", "/d/codex", content, Trail())
     assert wrapped is None or wrapped.target is None or wrapped.target.startswith("/")
 
 

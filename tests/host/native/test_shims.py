@@ -12,7 +12,7 @@ import pytest
 
 from launcher_probe.contract import Reason
 from launcher_probe.host.native.file_kind import FileKind, classify
-from launcher_probe.host.native.follow import NativeResolution, resolve_native
+from launcher_probe.host.native.follow import resolve_native
 from launcher_probe.host.native.shims import Target, host_target
 from tests.host.stubs import header, native_stub
 
@@ -171,7 +171,8 @@ def test_native_binary_is_itself_and_a_plain_script_is_unrecognised(tmp_path: Pa
     script = write(tmp_path / "codex", b"#!/usr/bin/python3\nprint('hi')\n", 0o755)
     link = tmp_path / "link"
     link.symlink_to(script)
-    assert resolve_native(str(native)) == NativeResolution(str(native), None, ())
+    resolution = resolve_native(str(native))
+    assert (resolution.native, resolution.shim, resolution.tried) == (str(native), None, ())
     resolution = resolve_native(str(link))
     assert (resolution.native, resolution.shim, resolution.reason) == (
         None,
