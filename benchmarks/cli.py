@@ -14,6 +14,14 @@ from pathlib import Path
 from benchmarks.core import Action, Env, Row, children_cpu, interleaved_medians
 
 HERD = 32
+#: What a cold ``resolve --codex`` imports besides filelock (``host.attempt`` would import
+#: it): the slow path's stages and the command; with and without ``import filelock`` after
+#: them, the import's cost where the cold path has imported what it shares with filelock.
+COLD_IMPORTS = (
+    "import re, launcher_probe.cli, launcher_probe.commands.resolve, "
+    "launcher_probe.host.cache.policy, launcher_probe.host.discovery.order, "
+    "launcher_probe.host.native.follow, launcher_probe.host.probe"
+)
 
 
 def raw_probe(env: Env) -> Action:
@@ -165,9 +173,13 @@ def warm(env: Env, runs: int) -> list[Row]:
 
 
 def cold(env: Env, runs: int) -> list[Row]:
-    """P5: a cold ``resolve`` (a cache never used) and an in-process ``probe_launcher``
-    against the raw probe; the floor: the raw probe plus the console script's start-up
-    and the supervisor's (``python -S``)."""
+    """P5, the goals Python's start-up bounds (issue 19): a cold ``resolve`` (a cache never
+    used) against the raw probe; an in-process ``probe_launcher`` (its own supervisor each
+    time) against the raw probe plus a supervisor's start-up (``python -S -I``) plus 3 ms.
+    Floor: the raw probe plus the console script's start-up and the supervisor's. For
+    information: what importing filelock costs a fresh process (``import re`` is there
+    already), what it adds to the cold path's other imports (``COLD_IMPORTS``), and the
+    cold row less that."""
     from launcher_probe.host.probe.steps import probe_launcher
 
     def probe() -> None:
@@ -176,37 +188,87 @@ def cold(env: Env, runs: int) -> list[Row]:
             raise SystemExit(f"the probe failed: {result.reason}: {result.detail}")
 
     wrapper = env.runner([env.python, "-c", "import re"])
-    bare = env.runner([env.python, "-S", "-c", "pass"])
+    locking = env.runner([env.python, "-c", "import re; import filelock"])
+    shared = env.runner([env.python, "-c", COLD_IMPORTS])
+    shared_locking = env.runner([env.python, "-c", f"{COLD_IMPORTS}; import filelock"])
+    bare = env.runner([env.python, "-S", "-I", "-c", "pass"])
     raw = raw_probe(env)
 
-    def floor() -> None:
+    def supervised() -> None:
         raw()
-        wrapper()
         bare()
 
-    base, measured, in_process, least = interleaved_medians(
+    def floor() -> None:
+        supervised()
+        wrapper()
+
+    medians = interleaved_medians(
         [
             raw,
             lambda: env.run(env.resolve_argv(), env.fresh_cache()),
             probe,
             floor,
+            supervised,
+            wrapper,
+            locking,
+            shared,
+            shared_locking,
         ],
         runs,
     )
-    yardstick = "raw probe (no cache)"
-    rows = [
-        Row("P5 CLI cold resolve", measured, yardstick, base, 1.2),
-        Row("P5 in-process cold probe", in_process, yardstick, base, 1.2, note="probe_launcher"),
+    base, measured, in_process, least, yardstick = medians[:5]
+    filelock, on_the_path = medians[6] - medians[5], medians[8] - medians[7]
+    raw_name = "raw probe (no cache)"
+    return [
+        Row(
+            "P5 CLI cold resolve",
+            measured,
+            raw_name,
+            base,
+            2.5,
+            note="two interpreters start (the CLI's, the supervisor's) and the slow path imports",
+        ),
+        Row(
+            "P5 in-process cold probe",
+            in_process,
+            "raw + supervisor start + 3 ms",
+            yardstick + 0.003,
+            1.0,
+            note="probe_launcher; supervisor start: python -S -I -c pass",
+        ),
         Row(
             "  floor: raw + CLI + supervisor start",
             least,
-            yardstick,
+            raw_name,
             base,
             None,
-            note='raw probe, python -c "import re", python -S -c pass',
+            note='raw probe, python -c "import re", python -S -I -c pass',
+        ),
+        Row(
+            "  import filelock (a fresh process)",
+            filelock,
+            raw_name,
+            base,
+            None,
+            note='python -c "import re; import filelock" less python -c "import re"',
+        ),
+        Row(
+            "  import filelock after the cold path's",
+            on_the_path,
+            raw_name,
+            base,
+            None,
+            note="the same, after COLD_IMPORTS (what the cold path shares with it is loaded)",
+        ),
+        Row(
+            "P5 CLI cold resolve less that",
+            measured - on_the_path,
+            raw_name,
+            base,
+            None,
+            note="what the cold row would be without filelock (an estimate)",
         ),
     ]
-    return rows
 
 
 def _herd(argv: list[str], env: dict[str, str]) -> list[str]:

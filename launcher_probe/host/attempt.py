@@ -6,8 +6,6 @@ The slow path of ``resolve_launcher``: imported only once its fronts had no answ
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from launcher_probe.contract import LauncherDescriptor, Reason
 from launcher_probe.host.cache.entry_lock import LockTimeout
 from launcher_probe.host.cache.policy import CacheUnavailable, VerdictCache
@@ -17,9 +15,11 @@ from launcher_probe.host.paths.rules import PathVerdict
 from launcher_probe.host.probe_result import ProbeResult
 from launcher_probe.value import Value
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
     from launcher_probe.host.cache.policy import ResolverConfig
     from launcher_probe.host.discovery.candidate import Candidate
+    from launcher_probe.host.probe.supervisor_client import Supervisor
 
 
 class Verdict(Value):
@@ -61,8 +61,11 @@ class Attempt:
         timeout: float,
         config: ResolverConfig,
         warnings: list[str],
+        supervisor: Supervisor | None = None,
     ) -> None:
         self.candidate = candidate
+        #: Launched early by the resolver (it holds the claim); serves the first probe only.
+        self.supervisor = supervisor
         self.cache = cache
         self.refresh = refresh
         self.timeout = timeout
@@ -180,10 +183,12 @@ class Attempt:
         return verdict
 
     def probe(self, fingerprint: Fingerprint) -> Verdict | None:
-        from launcher_probe.host.probe.steps import probe_launcher  # a miss only: spawns processes
+        from launcher_probe.host.probe.steps import probe_below  # a miss only: spawns processes
+        from launcher_probe.host.probe.supervisor_client import Supervisor
 
+        supervisor, self.supervisor = self.supervisor or Supervisor(), None
         probed_at = self.clock()
-        result = probe_launcher(fingerprint.native, timeout=self.timeout)
+        result = probe_below(supervisor, fingerprint.native, timeout=self.timeout)
         if not fingerprint.still_matches():
             return None
         expires_at = probed_at + self.lifetimes.of(result)

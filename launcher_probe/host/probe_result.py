@@ -197,7 +197,7 @@ class ProbeResult(Value):
 _STEP_KEYS = frozenset(ProbeStep.__slots__)
 _RESULT_KEYS = frozenset(ProbeResult.__slots__)
 _BUBBLEWRAP_KEYS = frozenset(Bubblewrap.__slots__)
-_SHA256 = re.compile("[0-9a-f]{64}")
+_SHA256 = "[0-9a-f]{64}"  # a pattern: compiled on its first use (a record read)
 
 
 def _object(value: Any, what: str, keys: frozenset[str]) -> dict[str, Any]:
@@ -215,7 +215,7 @@ def _bubblewrap(value: Any) -> Bubblewrap | None:
     sha256 = _typed(fields, "sha256", str, optional=True)
     if source not in SOURCES or (source == "missing") != (path is None):
         raise InvalidProbeResult("bubblewrap: path or bundled with a path, or missing without")
-    if sha256 is not None and not _SHA256.fullmatch(sha256):
+    if sha256 is not None and not re.fullmatch(_SHA256, sha256):
         raise InvalidProbeResult("bubblewrap sha256 must be 64 lowercase hex digits or null")
     if path is None and sha256 is not None:
         raise InvalidProbeResult("a missing bubblewrap has no sha256")

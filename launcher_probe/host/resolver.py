@@ -22,6 +22,7 @@ from launcher_probe.json_output import printable
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
     from launcher_probe.host.discovery.order import Discovery
+    from launcher_probe.host.probe.supervisor_client import Supervisor
 
 __all__ = ["SEARCHED", "ResolverConfig", "resolve_launcher"]
 
@@ -146,12 +147,29 @@ def resolve_launcher(
         if isinstance(turn, Published):
             return _with_version_warning(turn.replace(warnings=tuple(warnings)))
         claim = turn  # this process probes: its waiters go once the verdict is stored
+    supervisor = _supervisor() if claim is not None else None
     try:
-        decision = _discover_and_decide(codex, cache, refresh, timeout, config, warnings)
+        if supervisor is not None:
+            # Its interpreter starts on another core while the slow path imports (filelock,
+            # discovery); it runs nothing before the probe, under the entry lock, asks.
+            supervisor.launch()
+        decision = _discover_and_decide(
+            codex, cache, refresh, timeout, config, warnings, supervisor
+        )
     finally:
+        if supervisor is not None:
+            supervisor.close()  # ended by the probe already, or it never ran anything
         if claim is not None:
             claim.release()
     return decision
+
+
+def _supervisor() -> Supervisor:
+    """A supervisor for the probe this process is about to run (the probe stage, imported
+    here, would be imported for the probe anyway)."""
+    from launcher_probe.host.probe.supervisor_client import Supervisor
+
+    return Supervisor()
 
 
 def _discover_and_decide(
@@ -161,8 +179,10 @@ def _discover_and_decide(
     timeout: float,
     config: ResolverConfig,
     warnings: list[str],
+    supervisor: Supervisor | None = None,
 ) -> Decision:
-    """The slow path: discovery, then each candidate's attempt in order."""
+    """The slow path: discovery, then each candidate's attempt in order (the first probe
+    below ``supervisor``, when one was launched for it)."""
     from launcher_probe.host.attempt import Attempt
     from launcher_probe.host.discovery.order import discover
 
@@ -177,7 +197,9 @@ def _discover_and_decide(
             timeout=timeout,
             config=config,
             warnings=warnings,
+            supervisor=supervisor,
         )
+        supervisor = None
         outcome = attempt.decide()
         if isinstance(outcome, Published):
             published = outcome.replace(warnings=tuple(warnings), tried=tuple(tried))

@@ -18,6 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import psutil
 import pytest
 
 from launcher_probe.contract import Reason
@@ -115,6 +116,22 @@ def test_path_rule_failure_is_withheld_without_probing(
     assert (code, decision["reason"]) == (3, "unsafe_permissions")
     assert decision["detail"].count(str(fake_codex.path)) == 1  # named once, not repeated
     assert fake_codex.probe_count() == 0
+
+
+def test_a_resolve_that_launched_a_supervisor_but_did_not_probe_leaves_no_process(
+    host_env: HostEnv, fake_codex: FakeCodex
+) -> None:
+    """The process that claims a missed entry (its path passes the path rules) launches the
+    probe's supervisor before its slow imports; when following the file then withholds it
+    (a script of no known format), no probe runs, and the supervisor is ended and reaped
+    all the same."""
+    script = fake_codex.path.with_name("codex-script")
+    script.write_text("#!/bin/sh\nexec echo codex-cli 0.169.0\n")
+    script.chmod(0o755)
+    decision = resolve_launcher(str(script))
+    assert isinstance(decision, Withheld) and decision.reason is Reason.UNRECOGNISED_SCRIPT
+    assert fake_codex.probe_count() == 0
+    assert psutil.Process().children() == []
 
 
 def test_no_candidate_at_all_is_not_found(host_env: HostEnv) -> None:

@@ -7,12 +7,15 @@ make candidates without importing the order that calls them.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
-from typing import Any
 
 from launcher_probe.contract import Reason, Source
 from launcher_probe.host.paths.rules import PathVerdict, check_launcher_path
 from launcher_probe.json_output import printable
+from launcher_probe.value import Value
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from typing import Any
 
 #: The Codex CLI's executable name.
 EXECUTABLE = "codex"
@@ -20,8 +23,7 @@ EXECUTABLE = "codex"
 _UNRESOLVABLE = (Reason.NOT_ABSOLUTE, Reason.NOT_UTF8, Reason.NOT_FOUND)
 
 
-@dataclass(frozen=True, slots=True)
-class Candidate:
+class Candidate(Value):
     """A possible launcher: the path as found, the native binary it resolves to, its verdict.
 
     ``verdict`` applies the path rules to the path as found (its symlink chain) and to the
@@ -29,11 +31,28 @@ class Candidate:
     for a path that fails the path rules it is where its symlinks lead (never read).
     """
 
+    __slots__ = ("source", "path", "resolved", "verdict", "also_found_at")
     source: Source
     path: str
     resolved: str | None
     verdict: PathVerdict
-    also_found_at: tuple[tuple[Source, str], ...] = ()
+    also_found_at: tuple[tuple[Source, str], ...]
+
+    def __init__(
+        self,
+        source: Source,
+        path: str,
+        resolved: str | None,
+        verdict: PathVerdict,
+        also_found_at: tuple[tuple[Source, str], ...] = (),
+    ) -> None:
+        super().__init__(
+            source=source,
+            path=path,
+            resolved=resolved,
+            verdict=verdict,
+            also_found_at=also_found_at,
+        )
 
     def to_json(self) -> dict[str, Any]:
         """``{"source","path","resolved","ok","reason","detail","also_found_at"}``."""

@@ -16,13 +16,15 @@ looked at; the remainder is reported in ``skipped`` with reason ``limit``.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
-from typing import Any
 
 from launcher_probe.contract import ENV_VAR, Source
 from launcher_probe.host.discovery.candidate import EXECUTABLE, Candidate, make_candidate
-from launcher_probe.host.native.newest import MAX_GLOB_MATCHES, newest_matches
 from launcher_probe.json_output import printable
+from launcher_probe.value import Value
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = [
     "MAX_PATH_ENTRIES",
@@ -39,8 +41,7 @@ MAX_PATH_ENTRIES = 1024
 STANDALONE_PACKAGE = "standalone"
 
 
-@dataclass(frozen=True, slots=True)
-class Discovery:
+class Discovery(Value):
     """Candidates in order, what was skipped (with why), and every place searched.
 
     ``skipped`` items are ``{"source", "entry", "reason"}``: reason ``empty`` or
@@ -49,9 +50,18 @@ class Discovery:
     past a cap. ``searched`` items are ``{"source", "path"}`` (``path`` may hold a glob ``*``).
     """
 
+    __slots__ = ("candidates", "skipped", "searched")
     candidates: tuple[Candidate, ...]
     skipped: tuple[dict[str, str], ...]
-    searched: tuple[dict[str, str], ...] = ()
+    searched: tuple[dict[str, str], ...]
+
+    def __init__(
+        self,
+        candidates: tuple[Candidate, ...],
+        skipped: tuple[dict[str, str], ...],
+        searched: tuple[dict[str, str], ...] = (),
+    ) -> None:
+        super().__init__(candidates=candidates, skipped=skipped, searched=searched)
 
     @property
     def usable(self) -> tuple[Candidate, ...]:
@@ -172,6 +182,8 @@ class Search:
             if os.path.lexists(place):
                 self.add(_labelled(make_candidate(source, place)))
             return
+        from launcher_probe.host.native.newest import MAX_GLOB_MATCHES, newest_matches
+
         matches, complete = newest_matches(pattern)
         if not complete:
             self.skip(source, f"{place} past {MAX_GLOB_MATCHES} matches", "limit")

@@ -18,14 +18,18 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Callable
-from pathlib import Path
 
 from launcher_probe.host.native.trail import Trail
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
 #: Bytes of Vite+'s package record read.
 _RECORD_LIMIT = 64 * 1024
-_SAFE_NAME = re.compile(r"[A-Za-z0-9._+-]{1,128}")
+#: A pattern, compiled on its first use (every native file is checked for a dispatcher,
+#: few are one).
+_SAFE_NAME = r"[A-Za-z0-9._+-]{1,128}"
 
 
 def homes(found: str, shim_dir: str, variable: str, default: str) -> list[str]:
@@ -37,13 +41,13 @@ def homes(found: str, shim_dir: str, variable: str, default: str) -> list[str]:
     if os.path.basename(parent) == shim_dir:
         listed.setdefault(os.path.dirname(parent))
     listed.setdefault(os.environ.get(variable) or "")
-    listed.setdefault(os.path.join(str(Path.home()), default))
+    listed.setdefault(os.path.join(os.path.expanduser("~"), default))
     return [home for home in listed if os.path.isabs(home)]
 
 
 def safe_name(text: object) -> str | None:
     """``text`` when it is a plain file name (no separator, not ``.``/``..``)."""
-    if isinstance(text, str) and _SAFE_NAME.fullmatch(text) and text not in (".", ".."):
+    if isinstance(text, str) and re.fullmatch(_SAFE_NAME, text) and text not in (".", ".."):
         return text
     return None
 

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import enum
 import os
-from dataclasses import dataclass
 
 from launcher_probe.host.native.host_format import HEADER_LIMIT, is_executable_format
 from launcher_probe.host.paths.rules import open_regular_file
+from launcher_probe.value import Value
 
 #: Bytes read to classify a file (enough for a universal binary's table); a ``#!`` script is
 #: read up to ``SCRIPT_LIMIT`` bytes.
@@ -30,13 +30,16 @@ class FileKind(enum.Enum):
     OTHER = "other"
 
 
-@dataclass(frozen=True, slots=True)
-class Shebang:
+class Shebang(Value):
     """A ``#!`` line: the interpreter's path as written and the name it runs
     (through ``/usr/bin/env [-S]``: the command env looks up, and ``path`` is None)."""
 
+    __slots__ = ("path", "name")
     path: str | None
     name: str
+
+    def __init__(self, path: str | None, name: str) -> None:
+        super().__init__(path=path, name=name)
 
 
 def read_head(path: str) -> bytes:

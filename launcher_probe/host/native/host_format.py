@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import platform
 import struct
-from dataclasses import dataclass
 
 from launcher_probe.host.paths.rules import open_regular_file
 from launcher_probe.json_output import printable
+from launcher_probe.value import Value
 
 __all__ = [
     "HEADER_LIMIT",
@@ -59,10 +59,13 @@ _MH_EXECUTE = 2
 _MACHO_CPUS = {"x86_64": 0x01000007, "arm64": 0x0100000C}
 
 
-@dataclass(frozen=True, slots=True)
-class _Host:
+class _Host(Value):
+    __slots__ = ("system", "machine")
     system: str
     machine: str
+
+    def __init__(self, system: str, machine: str) -> None:
+        super().__init__(system=system, machine=machine)
 
 
 def _host() -> _Host:

@@ -13,9 +13,10 @@ from __future__ import annotations
 import os
 import platform
 import re
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
+from launcher_probe.value import Value
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
     from launcher_probe.host.native.trail import Trail
 
@@ -38,17 +39,21 @@ TRIPLES = frozenset(
         "aarch64-pc-windows-msvc",
     }
 )
-#: Splits script text into words at quotes and blanks (one character class: linear).
-_WORD_BREAKS = re.compile(r"[\"'\s]+")
+#: Splits script text into words at quotes and blanks (one character class: linear); a
+#: pattern, compiled on its first use.
+_WORD_BREAKS = r"[\"'\s]+"
 _BASEDIR = ("$basedir/", "${basedir}/")
 
 
-@dataclass(frozen=True, slots=True)
-class Target:
+class Target(Value):
     """This host's npm platform package and Rust target triple."""
 
+    __slots__ = ("package", "triple")
     package: str
     triple: str
+
+    def __init__(self, package: str, triple: str) -> None:
+        super().__init__(package=package, triple=triple)
 
 
 def host_target() -> Target | None:
@@ -59,7 +64,7 @@ def host_target() -> Target | None:
 
 def words(text: str) -> list[str]:
     """``text`` split at quotes and blanks, in linear time (quoting is not interpreted)."""
-    return [word for word in _WORD_BREAKS.split(text) if word]
+    return [word for word in re.split(_WORD_BREAKS, text) if word]
 
 
 def shell_shim_scripts(path: str, head: bytes) -> list[str]:

@@ -14,22 +14,25 @@ Two formats are recognised, by the last ``exec`` line of the script (read up to
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 
 from launcher_probe.host.native.dispatchers import first_existing, homes, safe_name
 from launcher_probe.host.native.file_kind import is_shell, shebang
 from launcher_probe.host.native.shims import words
 from launcher_probe.host.native.trail import Trail
+from launcher_probe.value import Value
 
 _PASS_THROUGH = ["$@"]
 
 
-@dataclass(frozen=True, slots=True)
-class Wrapped:
+class Wrapped(Value):
     """A recognised wrapper: what it is, and the existing path it runs (None: missing)."""
 
+    __slots__ = ("what", "target")
     what: str
     target: str | None
+
+    def __init__(self, what: str, target: str | None) -> None:
+        super().__init__(what=what, target=target)
 
 
 def wrapper_target(found: str, real: str, head: bytes, trail: Trail) -> Wrapped | None:

@@ -22,11 +22,16 @@ import signal
 import subprocess
 import time
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
-from typing import Protocol
 
 from launcher_probe.host.probe.supervisor_client import NotReady, SupervisedStep, Supervisor
 from launcher_probe.host.probe.tree_kill import kill_group, kill_pipe_writers, kill_tree, open_pidfd
+from launcher_probe.value import Value
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from typing import Protocol
+else:
+    Protocol = object  # a structural type for mypy only: nothing checks it at run time
 
 #: Bytes kept per stream.
 OUTPUT_LIMIT = 64 * 1024
@@ -38,22 +43,28 @@ _POLL_INTERVAL = 0.05
 _MAX_WAIT = 3600.0
 
 
-@dataclass(frozen=True, slots=True)
-class Captured:
+class Captured(Value):
     """The first ``OUTPUT_LIMIT`` bytes of one stream and how many bytes it carried."""
 
+    __slots__ = ("data", "total")
     data: bytes
     total: int
 
+    def __init__(self, data: bytes, total: int) -> None:
+        super().__init__(data=data, total=total)
 
-@dataclass(frozen=True, slots=True)
-class Finished:
+
+class Finished(Value):
     """How a bounded run ended. ``exit_status`` is None when it was killed at the deadline;
     negative (``-N``) when the child died of signal N."""
 
+    __slots__ = ("exit_status", "stdout", "stderr")
     exit_status: int | None
     stdout: Captured
     stderr: Captured
+
+    def __init__(self, exit_status: int | None, stdout: Captured, stderr: Captured) -> None:
+        super().__init__(exit_status=exit_status, stdout=stdout, stderr=stderr)
 
     @property
     def timed_out(self) -> bool:

@@ -10,17 +10,19 @@ import re
 from launcher_probe.contract import Reason
 from launcher_probe.json_output import printable
 
-_USAGE_ERROR = re.compile(r"unexpected argument|unrecognized subcommand|^error: ", re.MULTILINE)
+# The patterns are compiled on their first use (by ``re``'s cache): a probe that passes
+# never needs them.
+_USAGE_ERROR = r"(?m)unexpected argument|unrecognized subcommand|^error: "
 _STATE_REJECTED = "invalid --sandbox-state-json"
 #: Codex's panic when it finds neither ``codex-resources/bwrap`` beside it nor a system bwrap.
 _NO_BWRAP = "bubblewrap is unavailable"
-_SANDBOX_START = re.compile(r"bwrap|bubblewrap|landlock|seccomp|namespace|sandbox", re.I)
-_CODEX_WARNING = re.compile(r"^WARNING: .*\n?", re.MULTILINE)
+_SANDBOX_START = r"(?i)bwrap|bubblewrap|landlock|seccomp|namespace|sandbox"
+_CODEX_WARNING = r"(?m)^WARNING: .*\n?"
 
 
 def stderr_gist(stderr: str) -> str:
     """The stderr excerpt without Codex's harmless WARNING lines, on one short line."""
-    gist = " ".join(_CODEX_WARNING.sub("", stderr).split())
+    gist = " ".join(re.sub(_CODEX_WARNING, "", stderr).split())
     return gist[:300] or "(no stderr)"
 
 
@@ -30,7 +32,7 @@ def sandbox_failure(
     """The reason and detail when ``executable sandbox ...`` (run with ``PATH`` =
     ``search_path``) exited ``status`` because its sandbox is missing or broken; None when
     the sandbox ran (whatever the command did)."""
-    if status == 2 and _USAGE_ERROR.search(stderr):
+    if status == 2 and re.search(_USAGE_ERROR, stderr):
         return (
             Reason.SANDBOX_UNSUPPORTED,
             f"this CLI lacks `sandbox --sandbox-state-json`: {stderr_gist(stderr)}",
@@ -39,7 +41,7 @@ def sandbox_failure(
         return Reason.SANDBOX_UNAVAILABLE, f"the sandbox state was rejected: {stderr_gist(stderr)}"
     if status > 0 and _NO_BWRAP in stderr:
         return Reason.SANDBOX_UNAVAILABLE, _no_bwrap(executable, search_path)
-    if status > 0 and _SANDBOX_START.search(_CODEX_WARNING.sub("", stderr)):
+    if status > 0 and re.search(_SANDBOX_START, re.sub(_CODEX_WARNING, "", stderr)):
         return (
             Reason.SANDBOX_UNAVAILABLE,
             f"the sandbox cannot start on this host: {stderr_gist(stderr)}",

@@ -1,7 +1,7 @@
 """The verification probe: is this a full Codex CLI whose sandbox works on this host?
 
-Steps, all within ONE deadline, each run by ``process.run_bounded`` below the probe's one
-supervisor (``supervised.Supervisor``: nothing a step starts outlives it) with closed
+Steps, all within ONE deadline, each run by ``bounded_run.run_bounded`` below the probe's one
+supervisor (``supervisor_client.Supervisor``: nothing a step starts outlives it) with closed
 stdin, a small explicit environment and a private HOME/CODEX_HOME:
 
 1. ``identity``: ``<exe> --version`` must print ``codex-cli <version>``.
@@ -19,9 +19,7 @@ import json
 import os
 import re
 import time
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from launcher_probe.contract import Reason
 from launcher_probe.host.bubblewrap import Bubblewrap, bubblewrap_for
@@ -31,15 +29,21 @@ from launcher_probe.host.probe.private_dir import private_directory
 from launcher_probe.host.probe.sandbox_failure import sandbox_failure, stderr_gist
 from launcher_probe.host.probe.supervisor_client import Supervisor
 from launcher_probe.host.probe_result import DEFAULT_TIMEOUT, ProbeLevel, ProbeResult, ProbeStep
+from launcher_probe.value import Value
 
-__all__ = ["EXCERPT_CHARS", "TRANSIENT_ERRNOS", "probe_launcher"]
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from typing import Any
+
+__all__ = ["EXCERPT_CHARS", "TRANSIENT_ERRNOS", "probe_below", "probe_launcher"]
 
 #: Characters of each stream kept in a step's excerpt (the process keeps 64 KiB).
 EXCERPT_CHARS = 2048
 #: Spawn errors that say the host is short of resources now, not that the binary is bad.
 TRANSIENT_ERRNOS = frozenset({errno.EAGAIN, errno.ENOMEM, errno.EMFILE, errno.ENFILE})
 
-_VERSION = re.compile(r"codex-cli (\S+)\n?")
+#: What ``--version`` prints (a pattern: compiled on its first use, by ``re``'s cache).
+_VERSION = r"codex-cli (\S+)\n?"
 
 _ROOT_READ = {"path": {"type": "special", "value": {"kind": "root"}}, "access": "read"}
 _PROJECT_WRITE = {
@@ -64,12 +68,15 @@ class _Failed(Exception):
         self.transient = transient
 
 
-@dataclass(frozen=True, slots=True)
-class _Run:
+class _Run(Value):
     """What one step saw: the recorded step plus the process outcome."""
 
+    __slots__ = ("step", "finished")
     step: ProbeStep
     finished: Finished
+
+    def __init__(self, step: ProbeStep, finished: Finished) -> None:
+        super().__init__(step=step, finished=finished)
 
 
 def _text(captured: Captured, limit: int = EXCERPT_CHARS) -> str:
@@ -147,7 +154,7 @@ class _Probe:
     def identity(self) -> str:
         """``--version``; returns the version."""
         seen = self.run("identity", ["--version"])
-        match = _VERSION.fullmatch(seen.finished.stdout.data.decode("utf-8", errors="replace"))
+        match = re.fullmatch(_VERSION, seen.finished.stdout.data.decode("utf-8", errors="replace"))
         if seen.finished.exit_status != 0 or match is None:
             raise _Failed(
                 Reason.NOT_CODEX,
@@ -242,14 +249,28 @@ def probe_launcher(
 
     ``path`` must already have passed the path rules and shim resolution.
     """
+    return probe_below(Supervisor(), path, timeout=timeout, level=level)
+
+
+def probe_below(
+    supervisor: Supervisor,
+    path: str,
+    *,
+    timeout: float = DEFAULT_TIMEOUT,
+    level: ProbeLevel = ProbeLevel.CAPABILITY,
+) -> ProbeResult:
+    """:func:`probe_launcher` with its steps below ``supervisor`` (launched already, or
+    launched here), which it ends before returning. The supervisor's start-up runs on
+    another core while the private directory is made and bubblewrap is hashed."""
     started = time.monotonic()
     steps: list[ProbeStep] = []
     version: str | None = None
     failure: _Failed | None = None
     bubblewrap: Bubblewrap | None = None
     try:
+        supervisor.launch()
         # The supervisor ends (all it started killed and reaped) before the directory goes.
-        with private_directory() as temporary, Supervisor() as supervisor:
+        with private_directory() as temporary, supervisor:
             probe = _Probe(path, temporary, started + timeout, steps, supervisor)
             bubblewrap = bubblewrap_for(path, probe.env["PATH"], str(temporary))
             version = probe.identity()
@@ -261,6 +282,8 @@ def probe_launcher(
     except OSError as error:
         # The probe's own private directories, not the binary: may pass on a retry.
         failure = _Failed(Reason.SPAWN_FAILED, f"setup: {error}", transient=True)
+    finally:
+        supervisor.close()  # ended already, unless the directory could not be made
     return ProbeResult(
         ok=failure is None,
         reason=None if failure is None else failure.reason,

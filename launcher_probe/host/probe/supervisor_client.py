@@ -1,7 +1,8 @@
 """The parent's side of the probe's supervisor (``launcher_probe.host.probe.supervisor_process``).
 
-A ``Supervisor`` is started on first use, serves the steps of one probe one at a time, and
-is ended when its context is left: closing its socket makes it kill and reap everything
+A ``Supervisor`` is started on first use (or launched earlier, so that its start-up runs
+on another core while the caller works: ``launch``), serves the steps of one probe one at
+a time, and is ended when its context is left: closing its socket makes it kill and reap everything
 still below it, and leaving waits for that. Where it cannot run (not Linux, no interpreter
 to start, no pidfd or ``PR_SET_CHILD_SUBREAPER``) ``start`` returns False and the caller
 runs its steps as direct children instead. Nothing here changes the calling process: it
@@ -13,7 +14,6 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
-import re
 import select
 import socket
 import subprocess
@@ -30,7 +30,11 @@ HANG_GUARD = 10.0
 #: The supervisor runs by file path (``python -S -I FILE SOCKET_FD PARENT_PID``): no
 #: site-packages, no environment, and no package ``__init__`` of this one imported.
 _SUPERVISOR_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "supervisor_process.py")
-_PYTHON = re.compile(r"python[0-9.]*")
+
+
+def _is_python(name: str) -> bool:
+    """Whether ``name`` is ``python`` followed by ASCII digits and dots (``python3.11``)."""
+    return name.startswith("python") and not name[6:].strip("0123456789.")
 
 
 class NotReady(Exception):
@@ -43,10 +47,9 @@ class Supervisor:
     def __init__(self) -> None:
         self._process: subprocess.Popen[bytes] | None = None
         self._channel: socket.socket | None = None
+        self._ready = False
         # Only an interpreter by name: an embedding host's sys.executable may be the host.
-        self._usable = sys.platform == "linux" and bool(
-            _PYTHON.fullmatch(os.path.basename(sys.executable))
-        )
+        self._usable = sys.platform == "linux" and _is_python(os.path.basename(sys.executable))
 
     def __enter__(self) -> Supervisor:
         return self
@@ -59,18 +62,26 @@ class Supervisor:
     ) -> None:
         self.close()
 
-    def start(self, deadline: float) -> bool:
-        """Start the supervisor unless it runs already; False where it cannot run.
-
-        Raises NotReady when it is not ready by ``deadline``."""
+    def launch(self) -> None:
+        """Start the supervisor process unless it runs already, without waiting for it to
+        be ready (``start`` waits). It runs nothing until asked; leaving the context (or
+        ``close``) ends it, ready or not."""
         if not self._usable or self._channel is not None:
-            return self._usable
+            return
         try:
             self._channel = self._launch()
         except OSError:
             # Gone, not executable, or short of resources: a direct spawn says which.
             self._usable = False
-            return False
+
+    def start(self, deadline: float) -> bool:
+        """Start the supervisor (see ``launch``) and wait until it is ready; False where
+        it cannot run.
+
+        Raises NotReady when it is not ready by ``deadline``."""
+        self.launch()
+        if not self._usable or self._ready:
+            return self._usable
         reply = self.next_event(deadline)
         if reply is None:
             self._abandon()
@@ -78,6 +89,7 @@ class Supervisor:
         if reply != b"ready":  # no pidfd, no subreaper, or no interpreter after all
             self.close()
             self._usable = False
+        self._ready = self._usable
         return self._usable
 
     def _launch(self) -> socket.socket:
@@ -179,14 +191,14 @@ class Supervisor:
         except subprocess.TimeoutExpired:
             self._abandon()
         finally:
-            self._channel = None
+            self._channel, self._ready = None, False
 
     def _abandon(self) -> None:
         """Kill the supervisor and what psutil finds below it (every orphan is below it)."""
         assert self._process is not None
         if self._channel is not None:
             self._channel.close()
-            self._channel = None
+            self._channel, self._ready = None, False
         kill_tree(self._process.pid)
         self._process.wait()
         self._usable = False

@@ -14,10 +14,11 @@ import select
 import signal
 import sys
 import time
-from collections.abc import Iterable
-from typing import TYPE_CHECKING
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+
     import psutil
 
 #: How long, and (without a pidfd) how often, to check that SIGKILLed descendants

@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import psutil
 import pytest
 
 from launcher_probe.contract import Reason
@@ -21,7 +22,8 @@ from launcher_probe.host.cache.policy import VerdictCache
 from launcher_probe.host.decision import Decision, Published, Withheld
 from launcher_probe.host.resolver import ResolverConfig, resolve_launcher
 from tests.conftest import ROOT, HostEnv, run_cli
-from tests.fakes import FakeCodex
+from tests.fakes import HANG_GUARD, FakeCodex
+from tests.processes import dies_soon
 
 #: A resolver process that says it is ready (one byte on fd argv[1]), then waits for the
 #: go signal (EOF on stdin) before it resolves; at the end it says on stderr which of the
@@ -37,6 +39,7 @@ slow = ("launcher_probe.host.discovery", "launcher_probe.host.probe", "filelock"
 print("imported:", *sorted(set(slow) & set(sys.modules)), file=sys.stderr)
 sys.exit(code)
 """
+PYTHON_M = (sys.executable, "-m", "launcher_probe")
 SLOW_PATH = "imported: filelock launcher_probe.host.discovery launcher_probe.host.probe"
 
 #: Holds a lock file (an OS flock, as any flock-based locker takes it) until killed; says
@@ -186,6 +189,43 @@ def test_lock_held_past_the_timeout_is_lock_timeout(
         assert "lock_timeout" in done.stderr and str(lock_file) in done.stderr
         assert fake_codex.probe_count() == 0
     finally:
+        holder.kill()
+        holder.wait()
+
+
+def _supervisors(pid: int) -> list[psutil.Process]:
+    """The children of ``pid`` that run the probe's supervisor (exec'd already)."""
+    found = []
+    for child in psutil.Process(pid).children():
+        with contextlib.suppress(psutil.Error):
+            if "supervisor_process.py" in " ".join(child.cmdline()):
+                found.append(child)
+    return found
+
+
+def test_a_resolver_signalled_before_it_probes_leaves_no_process(
+    host_env: HostEnv, fake_codex: FakeCodex
+) -> None:
+    """The process that claims the entry launches the probe's supervisor before its slow
+    imports and the entry lock; signalled while it waits for that lock (nothing probed
+    yet), it exits 128+N with its supervisor ended and reaped."""
+    lock_file = Path(VerdictCache().lock_file(str(fake_codex.path)))
+    holder = _hold(lock_file, host_env.env)
+    argv = [*PYTHON_M, "resolve", "--codex", str(fake_codex.path), "--lock-timeout", "600"]
+    cli = subprocess.Popen(argv, env=host_env.env, stdout=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + HANG_GUARD
+        while not (supervisors := _supervisors(cli.pid)):
+            assert time.monotonic() < deadline and cli.poll() is None, "no supervisor launched"
+            time.sleep(0.005)  # polled: the launch has no signal to wait on
+        cli.send_signal(signal.SIGTERM)
+        cli.communicate(timeout=HANG_GUARD)
+        assert cli.returncode == 128 + signal.SIGTERM
+        assert all(dies_soon(process.pid, 0) for process in supervisors)
+        assert fake_codex.probe_count() == 0
+    finally:
+        cli.kill()
+        cli.wait()
         holder.kill()
         holder.wait()
 

@@ -24,7 +24,8 @@ import pytest
 from launcher_probe.contract import Reason
 from launcher_probe.host.probe.bounded_run import run_bounded
 from launcher_probe.host.probe.private_dir import ORPHAN_SECONDS, OWNER, PREFIX, sweep_abandoned
-from launcher_probe.host.probe.steps import probe_launcher
+from launcher_probe.host.probe.steps import probe_below, probe_launcher
+from launcher_probe.host.probe.supervisor_client import Supervisor
 from tests.conftest import HostEnv
 from tests.fakes import HANG_GUARD, FakeCodex, hanging_probe_cli
 from tests.fakes.codex import DAEMON_MARKER
@@ -102,6 +103,32 @@ def test_run_bounded_without_a_supervisor_brings_its_own(
     (daemon,) = fake_codex.daemon_pids()
     assert gone(daemon)
     assert psutil.Process().children() == []
+
+
+def test_a_supervisor_launched_early_serves_the_probe_and_is_ended_by_it(
+    fake_codex: FakeCodex,
+) -> None:
+    """The resolver launches the supervisor before its slow imports; the probe's steps then
+    run below that one process, and the probe ends it."""
+    fake_codex.set_fault("double_fork_daemon")
+    supervisor = Supervisor()
+    supervisor.launch()
+    (launched,) = psutil.Process().children()
+    result = probe_below(supervisor, str(fake_codex.path))
+    assert result.ok, result.detail
+    assert {c["ppid"] for c in fake_codex.contexts()} != {os.getpid()}, "below the supervisor"
+    assert gone(launched.pid) and psutil.Process().children() == []
+    assert live_daemons(fake_codex) == []
+
+
+def test_a_supervisor_closed_before_it_is_ready_leaves_nothing() -> None:
+    """A supervisor launched for a probe that never came (a verdict found under the lock,
+    a path rule failed, an error or a signal) is ended and reaped, ready or not."""
+    supervisor = Supervisor()
+    supervisor.launch()
+    (launched,) = psutil.Process().children()
+    supervisor.close()
+    assert gone(launched.pid) and psutil.Process().children() == []
 
 
 def _process_state() -> dict[str, object]:
