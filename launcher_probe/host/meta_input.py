@@ -8,6 +8,7 @@ itself, so a caller key is compared with the reserved ones by its ``key_form``.
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -36,11 +37,21 @@ def key_form(key: str) -> str:
     """``key`` as a lenient reader could take it: case folded, every whitespace and every
     other non-printable character (control, format, line separators) dropped. No reserved
     key holds any of them, so this only widens what counts as one."""
+    if type(key) is str:  # not a subclass, which could pass for a key already seen
+        return _remembered_form(key)
+    return _form(key)
+
+
+def _form(key: str) -> str:
     if key.isascii() and key.isprintable():  # the usual key: only a space can go
         return key.replace(" ", "").lower()
     if not key.isprintable():
         key = "".join(char for char in key if char.isprintable())
     return "".join(key.split()).casefold()
+
+
+#: ``_form`` of the keys seen lately: a turn's calls repeat theirs (bounded for any keys).
+_remembered_form = functools.lru_cache(maxsize=1024)(_form)
 
 
 _APPS_OBJECT_FORM = key_form(CODEX_APPS_OBJECT_KEY)

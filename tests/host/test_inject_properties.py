@@ -170,6 +170,30 @@ def test_a_look_alike_of_a_host_owned_key_is_refused(
     assert str(caught.value).startswith(f"reserved {noun} metadata key: {reserved}")
 
 
+class _PassesForAnyKey(str):
+    """A key that hashes and compares like a harmless key already seen."""
+
+    def __hash__(self) -> int:
+        return hash("callId")
+
+    def __eq__(self, other: object) -> bool:
+        return True
+
+
+def test_a_key_that_passes_for_a_seen_one_is_judged_by_its_own_text() -> None:
+    """key_form remembers the forms of plain keys; a str subclass is never taken for one."""
+    server = ServerDescription("files", Transport.STDIO, {SANDBOX_CAPABILITIES[0]: {}})
+    assert tool_call_meta(server, sandbox_state=None, launcher=None, caller_meta={"callId": 1})
+    for reserved in (*SANDBOX_KEYS, "threadId"):
+        with pytest.raises(MetaRejected, match=f"^reserved tool call metadata key: {reserved}"):
+            tool_call_meta(
+                server,
+                sandbox_state=None,
+                launcher=None,
+                caller_meta={_PassesForAnyKey(reserved): 1},
+            )
+
+
 @settings(max_examples=200, deadline=None)
 @given(
     pair=reserved_on_apps,
