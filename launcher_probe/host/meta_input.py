@@ -78,16 +78,14 @@ class ReservedKeys:
         self._by_form = by_form
         self._apps = apps
 
-    def match(self, key: str) -> str | None:
-        """The reserved key ``key`` is or looks like, or None."""
-        return self._by_form.get(key_form(key))
-
     def set_by(self, key: str, value: Any) -> str | None:
         """The reserved key the caller entry ``key: value`` sets (dotted when nested, with the
         caller's spelling as JSON when it differs), or None."""
-        reserved, spelled = self.match(key), key
-        nested_object = self._apps and key_form(key) == _APPS_OBJECT_FORM
-        if reserved is None and nested_object and isinstance(value, Mapping):
+        form = key_form(key)
+        reserved, spelled = self._by_form.get(form), key
+        if reserved is None and not self._apps:
+            return None  # the usual key
+        if reserved is None and form == _APPS_OBJECT_FORM and isinstance(value, Mapping):
             inner = next((k for k in value if _is_form(k, _APPS_NESTED_FORM)), None)
             if inner is not None:
                 reserved = f"{CODEX_APPS_OBJECT_KEY}.{CODEX_APPS_RESERVED_NESTED_KEY}"
