@@ -214,26 +214,17 @@ def request_meta(
     :func:`resource_read_meta`, the one dispatch the CLI's ``meta`` and the helper share.
     ``BindingWithToolCall`` (before anything is resolved) for a ``tools/call`` with
     ``thread_id`` or ``origin_call_id``; otherwise raises as those do."""
-    if method is Method.TOOLS_CALL:
-        if thread_id is not None or origin_call_id is not None:
-            raise BindingWithToolCall("thread_id and origin_call_id go with resources/read")
-        return tool_call_meta(
-            server,
-            sandbox_state=sandbox_state,
-            launcher=launcher,
-            caller_meta=caller_meta,
-            host_meta=host_meta,
-            progress_token=progress_token,
-        )
-    return resource_read_meta(
+    if method is Method.TOOLS_CALL and (thread_id is not None or origin_call_id is not None):
+        raise BindingWithToolCall("thread_id and origin_call_id go with resources/read")
+    return _build(
+        method,
         server,
         sandbox_state=sandbox_state,
         launcher=launcher,
         caller_meta=caller_meta,
-        thread_id=thread_id,
-        origin_call_id=origin_call_id,
         host_meta=host_meta,
         progress_token=progress_token,
+        binding=(thread_id, origin_call_id),
     )
 
 

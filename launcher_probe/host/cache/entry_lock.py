@@ -2,7 +2,7 @@
 
 ``flock`` is what makes probing single-flight across processes and threads (each holder
 opens its own file description through its own ``FileLock``), and it dies with a killed
-holder. A waiter polls every ``herd.POLL_INTERVAL`` seconds (filelock's default 50 ms would put
+holder. A waiter polls every ``POLL_INTERVAL`` seconds (filelock's default 50 ms would put
 the last of a herd's waiters far behind the release) until its own deadline. A lock taken on
 a file that ``cache clear`` unlinked meanwhile is let go and the file now at the path locked
 instead, so two holders can never hold two inodes of one name. Imported on a miss only:
@@ -18,7 +18,6 @@ import time
 import filelock
 
 from launcher_probe.errors import LauncherProbeError
-from launcher_probe.host.cache.herd import POLL_INTERVAL
 from launcher_probe.host.cache.location import CacheUnavailable
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
@@ -26,6 +25,9 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
 
 __all__ = ["LockTimeout", "entry_lock"]
+
+#: Seconds between two looks of a waiter on the lock (filelock polls).
+POLL_INTERVAL = 0.005
 
 
 class LockTimeout(LauncherProbeError):

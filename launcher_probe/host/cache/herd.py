@@ -32,10 +32,6 @@ if TYPE_CHECKING:
     from launcher_probe.host.decision import Published
 
 
-#: Seconds between two looks of a waiter on the entry lock (``entry_lock``; filelock polls).
-POLL_INTERVAL = 0.005
-
-
 class Claim:
     """This process's claim on one entry: held until :meth:`release`."""
 

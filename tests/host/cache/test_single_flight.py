@@ -304,7 +304,7 @@ def test_a_cold_resolve_locks_through_filelock(
     with the short poll interval, and the lock file is private."""
     import filelock
 
-    from launcher_probe.host.cache.herd import POLL_INTERVAL
+    from launcher_probe.host.cache.entry_lock import POLL_INTERVAL
 
     acquired: list[tuple[str, object]] = []
     acquire = filelock.UnixFileLock.acquire
