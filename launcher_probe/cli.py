@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import sys
-from contextlib import contextmanager, suppress
 
 from launcher_probe import __version__
 from launcher_probe.errors import ExitCode, LauncherProbeError
@@ -18,7 +17,7 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
     import argparse
     import signal as _signal  # typeshed has no stub of _signal; signal's are its
-    from collections.abc import Callable, Iterator, Sequence
+    from collections.abc import Callable, Sequence
     from types import FrameType, ModuleType
 else:
     import _signal  # signal's functions without its enums (making them costs 1 ms a resolve)
@@ -128,19 +127,19 @@ def _unwind(number: int, frame: FrameType | None) -> None:
     raise _Signalled(number)
 
 
-@contextmanager
-def _terminating_signals_unwind() -> Iterator[None]:
-    """Make the terminating signals unwind for the duration; restore them afterwards (main
-    may run in a host's process). Only the main thread can; elsewhere nothing changes."""
-    try:
-        previous = {each: _signal.signal(each, _unwind) for each in TERMINATING_SIGNALS}
-    except ValueError:  # not the main thread
-        yield
-        return
-    try:
-        yield
-    finally:
-        for each, handler in previous.items():
+class _TerminatingSignalsUnwind:
+    """Within the ``with`` block the terminating signals unwind; afterwards their handlers
+    are restored (main may run in a host's process). Only the main thread can set them;
+    elsewhere nothing changes."""
+
+    def __enter__(self) -> None:
+        try:
+            self.previous = {each: _signal.signal(each, _unwind) for each in TERMINATING_SIGNALS}
+        except ValueError:  # not the main thread
+            self.previous = {}
+
+    def __exit__(self, *exception: object) -> None:
+        for each, handler in self.previous.items():
             _signal.signal(each, handler)
 
 
@@ -171,7 +170,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     # printed its own document (a withheld decision, say) before failing.
     written = stdout_writes() if "--json" in options else None
     try:
-        with _terminating_signals_unwind():
+        with _TerminatingSignalsUnwind():
             plain = _plain_command(words)
             if plain is not None:
                 return plain()
@@ -208,6 +207,7 @@ def _ended(written: int | None, number: int) -> None:
     """Say which signal ended the command, on stderr and (``--json``) in the error report;
     a reader of stderr that left is ignored."""
     import signal
+    from contextlib import suppress
 
     from launcher_probe.messages import say
 

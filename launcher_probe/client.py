@@ -12,13 +12,13 @@ round trip) and imports the decision types only once there is an answer.
 
 from __future__ import annotations
 
-import json
 import os
 import time
 
 from launcher_probe.errors import ExitCode, InputRejected, LauncherProbeError, UsageError
 from launcher_probe.host.cache.policy import DEFAULT_LOCK_TIMEOUT
 from launcher_probe.host.probe_result import DEFAULT_TIMEOUT
+from launcher_probe.json_core import dumps
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
@@ -130,7 +130,7 @@ def exchange(
     except UnsafeRuntimeDir as error:
         raise HelperNotAsked(f"not asking the helper: {error}") from error
     try:
-        line = json.dumps({"v": 1, "op": op, **(fields or {})}, ensure_ascii=False).encode()
+        line = dumps({"v": 1, "op": op, **(fields or {})}, ensure_ascii=False).encode()
     except (TypeError, ValueError) as error:
         raise InputRejected(f"the request cannot be sent as JSON: {error}") from error
     deadline = time.monotonic() + wait

@@ -27,6 +27,7 @@ from itertools import accumulate
 from typing import Any
 
 from launcher_probe.errors import InputRejected
+from launcher_probe.json_core import not_serializable
 
 __all__ = [
     "META_LIMITS",
@@ -79,7 +80,7 @@ _FLOAT = re.compile(r"-?\d+(?:\.\d+(?:[eE][-+]?\d+)?|[eE][-+]?\d+)")
 #: are that text. No cycle check (``markers``): every value it encodes has been walked first
 #: (``checked_value``, within ``max_depth``) or parsed from text.
 _COMPACT = make_encoder(
-    None, json.JSONEncoder().default, encode_basestring, None, ":", ",", False, False, False
+    None, not_serializable, encode_basestring, None, ":", ",", False, False, False
 )
 
 

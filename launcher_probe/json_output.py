@@ -10,8 +10,9 @@ Every report (a top-level JSON object the CLI prints, or a result of the helper)
 
 from __future__ import annotations
 
-import json
 import os
+
+from launcher_probe.json_core import dumps
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
@@ -20,6 +21,8 @@ if TYPE_CHECKING:
 #: The version of every report's shape (docs/json.md); raised when a shape changes
 #: incompatibly (a key removed or renamed, a meaning changed), not when a key is added.
 SCHEMA = 1
+#: ``json.dumps``' separators without ``indent``.
+_LINE = (", ", ": ")
 
 
 def printable(path: str | bytes) -> str:
@@ -79,9 +82,14 @@ def dumps_utf8(
     value: Any, *, indent: int | None = None, separators: tuple[str, str] | None = None
 ) -> str:
     """``json.dumps`` of ``value`` (not ASCII-escaped) that encodes as UTF-8, always."""
-    text = json.dumps(
-        value, ensure_ascii=False, allow_nan=False, indent=indent, separators=separators
-    )
+    if indent is None:
+        text = dumps(value, ensure_ascii=False, allow_nan=False, separators=separators or _LINE)
+    else:
+        import json  # its Python encoder: the C one writes no indent
+
+        text = json.dumps(
+            value, ensure_ascii=False, allow_nan=False, indent=indent, separators=separators
+        )
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:

@@ -1,4 +1,5 @@
-"""``Value``: the base of the small immutable types a warm ``resolve`` builds.
+"""``Value``: the base of the small immutable types a warm ``resolve`` builds (and
+``finite``, the one number check their parsers share).
 
 They are ``__slots__`` classes rather than dataclasses or ``typing.NamedTuple``s because
 importing ``dataclasses`` (which imports ``inspect``, ``ast``, ``dis``, ``tokenize``) or
@@ -12,6 +13,14 @@ from __future__ import annotations
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
     from typing import Any, NoReturn, Self
+
+_INFINITY = float("inf")
+
+
+def finite(number: float) -> bool:
+    """``math.isfinite(number)`` (an OverflowError for an int beyond any float) without
+    importing ``math``, a shared library a warm ``resolve`` would load for this alone."""
+    return -_INFINITY < float(number) < _INFINITY
 
 
 class Value:

@@ -24,7 +24,6 @@ A memo file is distrusted on read like a record and removed by ``cache clear``.
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import stat
 
@@ -32,6 +31,7 @@ from launcher_probe.host.cache.location import sha256_hex
 from launcher_probe.host.cache.store import MEMO_SUFFIX, TEMPORARY_PREFIX, TEMPORARY_SUFFIX
 from launcher_probe.host.paths.fingerprint import Fingerprint
 from launcher_probe.host.paths.trace import Trace
+from launcher_probe.json_core import dumps, loads
 from launcher_probe.json_output import printable
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
@@ -85,7 +85,7 @@ def _environment() -> dict[str, str | None]:
 
 def memo_file(cache: VerdictCache) -> str:
     """The memo for this environment and user, in this host's cache directory."""
-    key = json.dumps([_environment(), os.geteuid()], sort_keys=True)
+    key = dumps([_environment(), os.geteuid()], sort_keys=True)
     name = sha256_hex(key.encode("utf-8", "surrogatepass"))
     return os.path.join(cache.directory, f"discovery-{name}{MEMO_SUFFIX}")
 
@@ -224,7 +224,7 @@ def _write(cache: VerdictCache, memo: dict[str, Any]) -> None:
         return
     try:
         with os.fdopen(fd, "wb") as stream:
-            stream.write(json.dumps(memo).encode())
+            stream.write(dumps(memo).encode())
         os.replace(temporary, memo_file(cache))
     except (OSError, ValueError):
         with contextlib.suppress(OSError):
@@ -253,7 +253,7 @@ def _read(file: str) -> dict[str, Any] | None:
     if len(data) > MAX_MEMO_BYTES:
         return None
     try:
-        memo = json.loads(data.decode("utf-8", "surrogatepass"))
+        memo = loads(data.decode("utf-8", "surrogatepass"))
     except (ValueError, RecursionError):
         return None
     return memo if isinstance(memo, dict) and memo.get("version") == MEMO_VERSION else None

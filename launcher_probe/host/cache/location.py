@@ -27,13 +27,15 @@ class CacheUnavailable(InputRejected):
 #: Environment variable that overrides the cache root.
 CACHE_DIR_ENV = "LAUNCHER_PROBE_CACHE_DIR"
 APP_NAME = "launcher-probe"
+# hashlib's C core: hashlib itself loads OpenSSL's bindings. A name that is not there
+# costs a search of every sys.path entry, so the one of this version is tried first.
 try:
-    from _sha2 import sha256  # type: ignore[import-not-found,unused-ignore]  # CPython 3.12+
-except ImportError:
-    try:
-        from _sha256 import sha256  # type: ignore[import-not-found,unused-ignore]  # 3.11
-    except ImportError:  # another implementation: hashlib's
-        from hashlib import sha256
+    if sys.version_info >= (3, 12):
+        from _sha2 import sha256  # type: ignore[import-not-found,unused-ignore]
+    else:
+        from _sha256 import sha256  # type: ignore[import-not-found,unused-ignore]
+except ImportError:  # another implementation: hashlib's
+    from hashlib import sha256
 
 
 def sha256_hex(data: bytes) -> str:

@@ -8,8 +8,6 @@ warning, never an error. Nothing is created until the first verdict is stored.
 
 from __future__ import annotations
 
-import contextlib
-import math
 import os
 import time
 
@@ -25,11 +23,12 @@ from launcher_probe.host.paths.fingerprint import Fingerprint
 from launcher_probe.host.paths.rules import check_launcher_path
 from launcher_probe.host.probe_result import ProbeResult
 from launcher_probe.json_output import printable
-from launcher_probe.value import Value
+from launcher_probe.value import Value, finite
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterator
+    from collections.abc import Callable
+    from contextlib import AbstractContextManager
     from typing import Any
 
     from launcher_probe.host.cache.herd import Claim
@@ -100,7 +99,7 @@ class VerdictCache:
     ) -> None:
         """Open the cache (nothing is created); CacheUnavailable when a directory of it
         exists and is not ours. ``lock_timeout`` must be finite and positive."""
-        if not 0 < lock_timeout < math.inf:
+        if not (finite(lock_timeout) and lock_timeout > 0):
             raise ValueError(f"lock_timeout must be finite and positive, not {lock_timeout!r}")
         self.disk = RecordStore(cache_root() if root is None else os.fspath(root), host_id())
         self.root = self.disk.root
@@ -279,13 +278,11 @@ class VerdictCache:
             return "the binary changed"
         return "a directory on its path changed (owner or mode)"
 
-    @contextlib.contextmanager
-    def locked(self, path: str) -> Iterator[None]:
-        """Hold the entry lock for ``path`` (threads and processes alike), making the
-        cache directories first. LockTimeout when it stays held; CacheUnavailable when
-        the lock file cannot be made."""
+    def locked(self, path: str) -> AbstractContextManager[None]:
+        """The entry lock for ``path`` (threads and processes alike), held by a ``with``
+        block, the cache directories made first. LockTimeout when it stays held;
+        CacheUnavailable when the directories or the lock file cannot be made."""
         from launcher_probe.host.cache.entry_lock import entry_lock  # threads: the slow path only
 
         self.disk.check_directories(create=True)
-        with entry_lock(self.lock_file(path), self.lock_timeout):
-            yield
+        return entry_lock(self.lock_file(path), self.lock_timeout)

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import math
-
 from launcher_probe import __version__
 from launcher_probe.contract import LauncherDescriptor
 from launcher_probe.host.decision import Published
 from launcher_probe.host.paths.fingerprint import Fingerprint
 from launcher_probe.host.probe_result import PROBE_PROTOCOL_VERSION, ProbeResult
-from launcher_probe.value import Value
+from launcher_probe.value import Value, finite
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
@@ -110,7 +108,7 @@ class CacheRecord(Value):
             moment = value.get(name)
             if isinstance(moment, bool) or not isinstance(moment, int | float):
                 raise ValueError(f"{name} must be a number")
-            if not math.isfinite(moment):  # OverflowError for an int beyond any float
+            if not finite(moment):
                 raise ValueError(f"{name} must be a finite number")
         if type(value.get("probe_protocol")) is not int:
             raise ValueError("probe_protocol must be an integer")

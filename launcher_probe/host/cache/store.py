@@ -7,8 +7,6 @@ hands back was read from a private, regular, well-formed file of this host.
 
 from __future__ import annotations
 
-import contextlib
-import json
 import os
 import stat
 import time
@@ -16,6 +14,7 @@ import time
 from launcher_probe.host.cache.location import CacheUnavailable as CacheUnavailable  # re-exported
 from launcher_probe.host.cache.location import sha256_hex
 from launcher_probe.host.cache.record import CacheRecord as CacheRecord  # re-exported
+from launcher_probe.json_core import dumps, loads
 from launcher_probe.json_output import printable
 from launcher_probe.value import Value
 
@@ -111,7 +110,7 @@ class RecordStore:
         if len(data) > MAX_RECORD_BYTES:
             return CacheRead(file, None, f"larger than {MAX_RECORD_BYTES} bytes")
         try:
-            record = CacheRecord.from_json(json.loads(data))
+            record = CacheRecord.from_json(loads(data.decode("utf-8")))
         except (ValueError, TypeError, KeyError, OverflowError, RecursionError) as error:
             return CacheRead(file, None, f"not a valid record ({printable(str(error))})")
         if record.host_id != self.host_id:
@@ -134,11 +133,12 @@ class RecordStore:
     def write(self, record: CacheRecord) -> str:
         """Store ``record`` atomically (temporary file, fsync, replace), 0600, making the
         directories first when needed. OSError or CacheUnavailable propagate."""
+        import contextlib
         import tempfile
 
         self.check_directories(create=True)
         file = self.record_file(record.path)
-        data = json.dumps(record.to_json(), indent=1).encode()
+        data = dumps(record.to_json()).encode()
         fd, temporary = tempfile.mkstemp(
             dir=self.directory, prefix=TEMPORARY_PREFIX, suffix=TEMPORARY_SUFFIX
         )
@@ -206,6 +206,7 @@ class RecordStore:
         list of it kept): remove writers' temporary files older than
         ``STALE_TEMPORARY_SECONDS`` and the records, among up to ``PRUNE_BATCH`` picked at
         random, of binaries that are gone (their path as found no longer exists)."""
+        import contextlib
         import math
         import random  # a store: the slow path
 
@@ -274,6 +275,7 @@ def remove_unheld_lock(file: str) -> None:
     """Unlink the lock file ``file`` while holding its lock, unless another holds it (or it
     is a directory); never fails. A waiter that opened it before checks, once it holds the
     lock, that the file is still the one at the path (``entry_lock``)."""
+    import contextlib
     import fcntl  # ``cache clear`` only
 
     with contextlib.suppress(OSError):
