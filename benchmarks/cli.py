@@ -106,11 +106,21 @@ def npm_shim(env: Env) -> dict[str, str]:
     }
 
 
+#: What a warm ``resolve --codex`` imports: the command, through the client to the resolver
+#: (``tests/commands/test_plain_resolve.py`` checks what it must not).
+WARM_MODULES = (
+    "launcher_probe.cli",
+    "launcher_probe.commands.resolve",
+    "launcher_probe.host.resolver",
+)
+
+
 def warm(env: Env, runs: int) -> list[Row]:
     """P2: a warm ``resolve --codex`` in a fresh process against what pip's console-script
     wrapper costs before any of it runs (``python -c "import re"``) and against the raw
     probe, and a warm plain ``resolve`` (discovery mode: the memo) against it; floors:
-    ``python -c pass``, ``python -S``, and the wrapper plus the ``json`` a record needs."""
+    ``python -c pass``, ``python -S``, and the wrapper plus the modules a warm resolve
+    imports (``-P``: from the install, never the current directory), doing nothing."""
     resolve = env.resolve_argv()
     env.run(resolve)  # the verdict is on disk from here on
     plain, plain_env = [env.cli, "resolve"], discovering(env)
@@ -118,7 +128,7 @@ def warm(env: Env, runs: int) -> list[Row]:
     shim_env = npm_shim(env)
     env.run(plain, shim_env)  # the same through the npm shim
     python = env.python
-    base, measured, bare, wrapper, raw, discovered, with_json, shimmed = interleaved_medians(
+    base, measured, bare, wrapper, raw, discovered, imports, shimmed = interleaved_medians(
         [
             env.runner([python, "-c", "pass"]),
             env.runner(resolve),
@@ -126,7 +136,7 @@ def warm(env: Env, runs: int) -> list[Row]:
             env.runner([python, "-c", "import re"]),
             raw_probe(env),
             env.runner(plain, plain_env),
-            env.runner([python, "-c", "import re, json"]),
+            env.runner([python, "-P", "-c", f"import re; import {', '.join(WARM_MODULES)}"]),
             env.runner(plain, shim_env),
         ],
         runs,
@@ -162,12 +172,12 @@ def warm(env: Env, runs: int) -> list[Row]:
         ),
         Row("  floor: python -S -c pass", bare, passes, base, None, note="no site"),
         Row(
-            '  floor: python -c "import re, json"',
-            with_json,
+            "  floor: the wrapper and the warm modules",
+            imports,
             imports_re,
             wrapper,
             None,
-            note="the wrapper and the json a record is read with",
+            note="import re, then what a warm resolve --codex imports; nothing run",
         ),
     ]
 
@@ -282,7 +292,9 @@ def _herd(argv: list[str], env: dict[str, str]) -> list[str]:
 def herd(env: Env, runs: int) -> list[Row]:
     """P4: ``HERD`` cold ``resolve`` processes at once (probes counted: the goal is one per
     herd) against one cold resolve plus ``HERD`` warm ones' CPU spread over the cores
-    (what waiting costs nothing would take); floor: ``HERD`` concurrent ``python -c pass``."""
+    (what waiting costs nothing would take); floor: ``HERD`` concurrent ``python -c pass``.
+    Every row runs the herd's own command (``--json``, which says whether it probed)."""
+    argv = env.resolve_argv("--json")
     probes: list[int] = []
     herd_cpu: list[float] = []
     cold_cpu: list[float] = []
@@ -290,24 +302,23 @@ def herd(env: Env, runs: int) -> list[Row]:
 
     def cli_herd() -> None:
         def run() -> None:
-            outputs = _herd(env.resolve_argv("--json"), env.fresh_cache())
+            outputs = _herd(argv, env.fresh_cache())
             probes.append(sum(1 for out in outputs if not json.loads(out)["from_cache"]))
 
         herd_cpu.append(children_cpu(run))
 
     def cold() -> None:
-        cold_cpu.append(children_cpu(lambda: env.run(env.resolve_argv(), env.fresh_cache())))
+        cold_cpu.append(children_cpu(lambda: env.run(argv, env.fresh_cache())))
 
-    resolve = env.resolve_argv()
-    env.run(resolve)
+    env.run(argv)
 
     def warm() -> None:
-        warm_cpu.append(children_cpu(env.runner(resolve)))
+        warm_cpu.append(children_cpu(env.runner(argv)))
 
     warm_herd_cpu: list[float] = []
 
     def warm_herd() -> None:
-        warm_herd_cpu.append(children_cpu(lambda: _herd(env.resolve_argv("--json"), env.env)))
+        warm_herd_cpu.append(children_cpu(lambda: _herd(argv, env.env)))
 
     one, measured, least, _, warmed = interleaved_medians(
         [cold, cli_herd, lambda: _herd([env.python, "-c", "pass"], env.env), warm, warm_herd],
