@@ -161,7 +161,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     with exit 128+N.
     """
     from launcher_probe.commands.common import stdout_writes
-    from launcher_probe.messages import say
 
     words = sys.argv[1:] if argv is None else list(argv)
     options = words[: words.index("--")] if "--" in words else words
@@ -181,6 +180,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         _ended(written, signalled.number)
         return 128 + signalled.number
     except LauncherProbeError as error:
+        from launcher_probe.messages import say
+
         if debug:
             import traceback
 

@@ -10,7 +10,6 @@ from launcher_probe.errors import ExitCode, NothingUsable
 from launcher_probe.host.cache.policy import DEFAULT_LOCK_TIMEOUT
 from launcher_probe.host.decision import Published
 from launcher_probe.host.probe_result import DEFAULT_TIMEOUT
-from launcher_probe.messages import say_warnings
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
@@ -100,7 +99,9 @@ def resolve_and_print(
     )
     if as_json:
         print_json({**decision.to_json(), "via": origin.via})
-    else:
+    elif decision.warnings:
+        from launcher_probe.messages import say_warnings  # stderr's escaping: a warning only
+
         say_warnings(decision.warnings)
     if isinstance(decision, Published):
         if not as_json:
