@@ -16,6 +16,11 @@ proxy's tests. It writes every line it reads to ``--record FILE`` as it read it.
 ``--daemon PIDFILE``: at start, a double-forked daemon that left the session and closed its
 stdio writes its pid to PIDFILE and sleeps. ``--ignore-eof``: at stdin's end, sleep on.
 It says ``scripted server: started`` on stderr.
+
+It reads stdin in a ``select`` that a signal's wakeup fd ends: CPython runs a handler
+(SIGINT's KeyboardInterrupt) between bytecodes, so a SIGINT that lands just before a plain
+blocking read of stdin would wait for the next input; the proxy would then kill it after
+the grace.
 """
 
 from __future__ import annotations
@@ -23,8 +28,11 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import select
+import signal
 import sys
 import time
+from collections.abc import Iterator
 from typing import Any
 
 
@@ -48,6 +56,28 @@ def start_daemon(pidfile: str) -> None:
     os.wait()
     while not os.path.exists(pidfile):
         time.sleep(0.001)
+
+
+def stdin_lines() -> Iterator[bytes]:
+    """stdin's lines as read (the last one may lack its newline); every wait for input
+    also ends when a signal arrives, whose handler then runs."""
+    wake_read, wake_write = os.pipe()
+    os.set_blocking(wake_write, False)
+    signal.set_wakeup_fd(wake_write, warn_on_full_buffer=False)
+    pending = b""
+    while True:
+        ready = select.select([0, wake_read], [], [])[0]
+        if wake_read in ready:
+            os.read(wake_read, 512)  # a signal came: its handler runs before the next read
+        if 0 not in ready:
+            continue
+        chunk = os.read(0, 1 << 16)
+        if not chunk:
+            break
+        *lines, pending = (pending + chunk).split(b"\n")
+        yield from (line + b"\n" for line in lines)
+    if pending:
+        yield pending
 
 
 def call(request: dict[str, Any], lines: Any) -> None:
@@ -92,7 +122,7 @@ def main() -> None:
     experimental: dict[str, Any] = {"codex/sandbox-state": {}} if args.capable else {}
 
     def lines() -> Any:
-        for line in sys.stdin.buffer:
+        for line in stdin_lines():
             if record is not None:
                 record.write(line)
             yield line

@@ -7,6 +7,10 @@ still below it, and leaving waits for that. Where it cannot run (not Linux, no i
 to start, no pidfd or ``PR_SET_CHILD_SUBREAPER``) ``start`` returns False and the caller
 runs its steps as direct children instead. Nothing here changes the calling process: it
 is not made a subreaper, and no signal disposition is touched.
+
+The process is started on a thread of its own, where no signal handler runs: a handler that
+raises (the CLI's unwind on SIGTERM, SIGINT or SIGHUP) can land at any moment of the launch
+without losing the process, and leaving the context waits for that thread first.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ import socket
 import subprocess
 import sys
 import time
+from _thread import LockType, allocate_lock, start_new_thread  # threading's, without it
 from collections.abc import Iterable, Mapping, Sequence
 from types import TracebackType
 
@@ -47,6 +52,8 @@ class Supervisor:
     def __init__(self) -> None:
         self._process: subprocess.Popen[bytes] | None = None
         self._channel: socket.socket | None = None
+        #: The launch under way: its go-ahead and its end (see ``launch``).
+        self._launching: tuple[LockType, LockType] | None = None
         self._ready = False
         # Only an interpreter by name: an embedding host's sys.executable may be the host.
         self._usable = sys.platform == "linux" and _is_python(os.path.basename(sys.executable))
@@ -66,13 +73,31 @@ class Supervisor:
         """Start the supervisor process unless it runs already, without waiting for it to
         be ready (``start`` waits). It runs nothing until asked; leaving the context (or
         ``close``) ends it, ready or not."""
-        if not self._usable or self._channel is not None:
+        if not self._usable or self._launching is not None or self._channel is not None:
             return
+        # The thread waits for the go-ahead until this launch is on record, so a signal
+        # that unwinds from anywhere in here leaves either nothing started or a launch
+        # that ``_launched`` waits for.
+        go_ahead, ended = allocate_lock(), allocate_lock()
+        go_ahead.acquire()
+        ended.acquire()
         try:
-            self._channel = self._launch()
-        except OSError:
-            # Gone, not executable, or short of resources: a direct spawn says which.
-            self._usable = False
+            start_new_thread(self._launch, (go_ahead, ended))
+        except RuntimeError:  # no thread to be had: ``start`` finds the supervisor unusable
+            return
+        self._launching = go_ahead, ended
+        go_ahead.release()
+        self._launched()
+
+    def _launched(self) -> socket.socket | None:
+        """Wait for the launch under way, if any; the running supervisor's socket."""
+        launching = self._launching
+        if launching is not None:
+            go_ahead, ended = launching
+            if go_ahead.locked():  # not given (a signal came first), or taken by the thread
+                go_ahead.release()  # which holds it for no purpose: either way, go
+            ended.acquire()  # the thread cleared ``_launching`` before: no second wait
+        return self._channel
 
     def start(self, deadline: float) -> bool:
         """Start the supervisor (see ``launch``) and wait until it is ready; False where
@@ -80,8 +105,11 @@ class Supervisor:
 
         Raises NotReady when it is not ready by ``deadline``."""
         self.launch()
-        if not self._usable or self._ready:
-            return self._usable
+        if self._launched() is None:  # it could not start: a direct spawn says why
+            self._usable = False
+            return False
+        if self._ready:
+            return True
         reply = self.next_event(deadline)
         if reply is None:
             self._abandon()
@@ -92,27 +120,35 @@ class Supervisor:
         self._ready = self._usable
         return self._usable
 
-    def _launch(self) -> socket.socket:
-        """Start the supervisor process; return the parent's end of its socket."""
-        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        where = (str(theirs.fileno()), str(os.getpid()))
+    def _launch(self, go_ahead: LockType, ended: LockType) -> None:
+        """The launching thread: start the supervisor process; keep it and the parent's end
+        of its socket, or neither (OSError: gone, not executable, or short of resources)."""
+        go_ahead.acquire()
         try:
-            self._process = subprocess.Popen(
-                [sys.executable, "-S", "-I", _SUPERVISOR_FILE, *where],
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL,
-                pass_fds=(theirs.fileno(),),
-                env={},
-                cwd="/",
-                start_new_session=True,
-            )
-        except BaseException:
-            ours.close()
-            raise
+            ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+            where = (str(theirs.fileno()), str(os.getpid()))
+            try:
+                self._process = subprocess.Popen(
+                    [sys.executable, "-S", "-I", _SUPERVISOR_FILE, *where],
+                    stdin=subprocess.DEVNULL,
+                    stdout=subprocess.DEVNULL,
+                    stderr=subprocess.DEVNULL,
+                    pass_fds=(theirs.fileno(),),
+                    env={},
+                    cwd="/",
+                    start_new_session=True,
+                )
+            except BaseException:
+                ours.close()
+                raise
+            finally:
+                theirs.close()
+            self._channel = ours
+        except OSError:
+            pass  # no channel: ``start`` finds the supervisor unusable
         finally:
-            theirs.close()
-        return ours
+            self._launching = None
+            ended.release()
 
     def fileno(self) -> int:
         """The socket: readable when the supervisor reports (or dies)."""
@@ -183,9 +219,10 @@ class Supervisor:
 
     def close(self) -> None:
         """End the supervisor: it kills and reaps whatever is left, then exits."""
-        if self._channel is None or self._process is None:
+        channel = self._launched()
+        if channel is None or self._process is None:
             return
-        self._channel.close()
+        channel.close()
         try:
             self._process.wait(HANG_GUARD)
         except subprocess.TimeoutExpired:

@@ -63,6 +63,42 @@ print("claimed", flush=True)
 sys.stdin.read()
 """
 
+#: Runs the command argv[1] (JSON) argv[2] times as a child subreaper, each run signalled
+#: (SIGTERM) once its first child shows, after 0 to 7 more looks at that child; prints
+#: the exit codes seen and, by run, what each left behind (its orphans are the harness's
+#: children once it has exited), killed and reaped before the next run.
+SIGNAL_AROUND_THE_LAUNCH = """
+import ctypes, json, os, signal, subprocess, sys
+ctypes.CDLL(None).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
+
+def children(pid):
+    found = []
+    for task in os.listdir(f"/proc/{pid}/task"):  # whichever thread started them
+        try:
+            with open(f"/proc/{pid}/task/{task}/children") as listing:
+                found += [int(word) for word in listing.read().split()]
+        except FileNotFoundError:
+            pass
+    return found
+
+codes, left = set(), {}
+for run in range(int(sys.argv[2])):
+    command = subprocess.Popen(json.loads(sys.argv[1]), stdout=subprocess.DEVNULL)
+    while not (first := children(command.pid)):  # polled: as close to the fork as can be
+        if command.poll() is not None:
+            sys.exit(f"run {run}: exited {command.returncode} before any child showed")
+    for _ in range(run % 8):
+        os.path.exists(f"/proc/{first[0]}/cmdline")
+    command.send_signal(signal.SIGTERM)
+    codes.add(command.wait())
+    if orphans := children(os.getpid()):
+        left[run] = len(orphans)
+        for pid in orphans:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+print(json.dumps({"codes": sorted(codes), "left": left}))
+"""
+
 #: The number of fcntl(2) in /proc/PID/task/TID/syscall, by machine; its F_SETLKW command
 #: (a blocking wait; a poll would be F_SETLK, 6).
 FCNTL_SYSCALL = {"x86_64": 72, "aarch64": 25}
@@ -208,9 +244,7 @@ def test_a_resolver_signalled_before_it_probes_leaves_no_process(
 ) -> None:
     """The process that claims the entry launches the probe's supervisor before its slow
     imports and the entry lock; signalled while it waits for that lock (nothing probed
-    yet), it exits 128+N and its supervisor ends: reaped by it, or, when the signal came
-    while the launch itself was returning (the supervisor already exec'd), on its own as
-    its socket closes (it has run nothing)."""
+    yet), it exits 128+N with its supervisor ended and reaped."""
     lock_file = Path(VerdictCache().lock_file(str(fake_codex.path)))
     holder = _hold(lock_file, host_env.env)
     argv = [*PYTHON_M, "resolve", "--codex", str(fake_codex.path), "--lock-timeout", "600"]
@@ -223,11 +257,39 @@ def test_a_resolver_signalled_before_it_probes_leaves_no_process(
         cli.send_signal(signal.SIGTERM)
         cli.communicate(timeout=HANG_GUARD)
         assert cli.returncode == 128 + signal.SIGTERM
-        assert all(dies_soon(process.pid) for process in supervisors)
+        assert all(dies_soon(process.pid, 0) for process in supervisors)
         assert fake_codex.probe_count() == 0
     finally:
         cli.kill()
         cli.wait()
+        holder.kill()
+        holder.wait()
+
+
+@pytest.mark.skipif(
+    not os.path.exists(f"/proc/self/task/{os.getpid()}/children"),
+    reason="needs /proc/PID/task/TID/children",
+)
+def test_a_resolver_signalled_while_it_launches_its_supervisor_leaves_nothing(
+    host_env: HostEnv, fake_codex: FakeCodex
+) -> None:
+    """A signal can land at any moment, also while the supervisor's launch returns (its
+    child forked or exec'd, the Popen not back yet). Resolvers signalled as their first
+    child shows, and a varying few steps later, each exit 128+N and leave nothing: below a
+    child subreaper, whatever one left (running, or dead and not reaped by it) would
+    become the subreaper's child."""
+    lock_file = Path(VerdictCache().lock_file(str(fake_codex.path)))
+    holder = _hold(lock_file, host_env.env)  # nothing is probed: the launch is the only child
+    argv = [*PYTHON_M, "resolve", "--codex", str(fake_codex.path), "--lock-timeout", "600"]
+    harness = [sys.executable, "-c", SIGNAL_AROUND_THE_LAUNCH, json.dumps(argv), "16"]
+    try:
+        done = subprocess.run(
+            harness, env=host_env.env, capture_output=True, text=True, timeout=16 * HANG_GUARD
+        )
+        assert done.returncode == 0, done.stderr
+        assert json.loads(done.stdout) == {"codes": [128 + signal.SIGTERM], "left": {}}
+        assert fake_codex.probe_count() == 0
+    finally:
         holder.kill()
         holder.wait()
 
