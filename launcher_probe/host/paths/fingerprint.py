@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import stat
+from operator import attrgetter
 
 from launcher_probe.host.paths.rules import PathVerdict, judge
 from launcher_probe.host.paths.walk import MAX_SYMLINKS, Component, walk
@@ -17,7 +18,12 @@ from launcher_probe.value import Value
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Any
+
+    #: What a replay compares for one component: its path, how to read the fields compared
+    #: from its ``lstat`` (``_read_directory`` or ``_read_file``), and their recorded values.
+    Expected = tuple[str, Callable[[os.stat_result], tuple[int, ...]], tuple[int, ...]]
 
 #: Most components a fingerprint read back from JSON may hold.
 MAX_COMPONENTS = 4096
@@ -38,9 +44,7 @@ class Fingerprint(Value):
     native: str
     split: int
     components: tuple[Component, ...]
-    #: What :meth:`still_matches` compares, per component: its path, ``lstat()[:3]``
-    #: (mode, inode, device), ``[4:6]`` (owner, group; ``[4:7]`` with the size) and, for
-    #: files and symlinks, mtime and ctime.
+    #: What :meth:`still_matches` compares, per component (see :func:`expected`).
     _replay: tuple[Expected, ...]
 
     def __init__(
@@ -157,18 +161,22 @@ class Fingerprint(Value):
         return fingerprint
 
 
-#: What a replay compares for one component (see ``Fingerprint._replay``).
-Expected = tuple[str, tuple[int, ...], tuple[int, ...], tuple[int, int] | None]
+_DIRECTORY_FIELDS = ("st_mode", "st_ino", "st_dev", "st_uid", "st_gid")
+#: Reads what a replay compares from a directory's ``lstat``: its identity, mode and owner.
+_read_directory = attrgetter(*_DIRECTORY_FIELDS)
+#: ... and from a file's or symlink's: those, its size, mtime and ctime.
+_read_file = attrgetter(*_DIRECTORY_FIELDS, "st_size", "st_mtime_ns", "st_ctime_ns")
 
 
 def expected(component: Component) -> Expected:
     """What a replay of ``component`` compares: its path, mode, inode, device, owner,
-    group and, for a file or symlink, its size, mtime and ctime."""
-    identity = (component.mode, component.ino, component.dev)
-    if stat.S_ISDIR(component.mode):
-        return component.path, identity, (component.uid, component.gid), None
-    owner = (component.uid, component.gid, component.size)
-    return component.path, identity, owner, (component.mtime_ns, component.ctime_ns)
+    group and, for a file or symlink, its size, mtime and ctime (``_read_*``'s order)."""
+    path, mode = component.path, component.mode
+    recorded = (mode, component.ino, component.dev, component.uid, component.gid)
+    if stat.S_ISDIR(mode):
+        return path, _read_directory, recorded
+    times = (component.size, component.mtime_ns, component.ctime_ns)
+    return path, _read_file, recorded + times
 
 
 def _path(value: Any) -> str:
@@ -183,16 +191,13 @@ def first_change(replay: tuple[Expected, ...]) -> str | None:
     """What changed first among the ``replay``'s components, in order (one ``lstat``
     each), or None when every one is the same inode, unchanged."""
     lstat = os.lstat
-    for path, identity, owner, times in replay:
+    for path, read, recorded in replay:
         try:
             st = lstat(path)
         except (OSError, ValueError):
             return f"{path} is gone"
-        if times is None:  # a directory: its identity, mode and owner
-            if st[:3] != identity or st[4:6] != owner:
-                return f"directory {path} changed"
-        elif st[:3] != identity or st[4:7] != owner or (st.st_mtime_ns, st.st_ctime_ns) != times:
-            return f"{path} changed"
+        if read(st) != recorded:
+            return f"directory {path} changed" if read is _read_directory else f"{path} changed"
     return None
 
 
