@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import stat
-from operator import attrgetter
+from operator import attrgetter, call, itemgetter
 
 from launcher_probe.host.paths.rules import PathVerdict, judge
 from launcher_probe.host.paths.walk import MAX_SYMLINKS, Component, walk
@@ -18,12 +18,17 @@ from launcher_probe.value import Value
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Iterable
     from typing import Any
 
-    #: What a replay compares for one component: its path, how to read the fields compared
-    #: from its ``lstat`` (``_read_directory`` or ``_read_file``), and their recorded values.
-    Expected = tuple[str, Callable[[os.stat_result], tuple[int, ...]], tuple[int, ...]]
+    #: What a replay compares, component by component: the paths, how to read the fields
+    #: compared from each one's ``lstat`` (``_read_directory`` or ``_read_file``), and the
+    #: values recorded (see :func:`replay_of`).
+    Replay = tuple[
+        tuple[str, ...],
+        tuple[Callable[[os.stat_result], tuple[int, ...]], ...],
+        tuple[tuple[int, ...], ...],
+    ]
 
 #: Most components a fingerprint read back from JSON may hold.
 MAX_COMPONENTS = 4096
@@ -44,13 +49,13 @@ class Fingerprint(Value):
     native: str
     split: int
     components: tuple[Component, ...]
-    #: What :meth:`still_matches` compares, per component (see :func:`expected`).
-    _replay: tuple[Expected, ...]
+    #: What :meth:`still_matches` compares (see :func:`replay_of`).
+    _replay: Replay
 
     def __init__(
         self, path: str, end: str, native: str, split: int, components: tuple[Component, ...]
     ) -> None:
-        replay = tuple(map(expected, components))
+        replay = replay_of(components)
         super().__init__(
             path=path, end=end, native=native, split=split, components=components, _replay=replay
         )
@@ -161,22 +166,32 @@ class Fingerprint(Value):
         return fingerprint
 
 
-_DIRECTORY_FIELDS = ("st_mode", "st_ino", "st_dev", "st_uid", "st_gid")
-#: Reads what a replay compares from a directory's ``lstat``: its identity, mode and owner.
-_read_directory = attrgetter(*_DIRECTORY_FIELDS)
+#: Reads what a replay compares from a directory's ``lstat``: its mode, inode, device,
+#: owner and group (``stat_result``'s fields 0, 1, 2, 4 and 5, as documented).
+_read_directory = itemgetter(0, 1, 2, 4, 5)
 #: ... and from a file's or symlink's: those, its size, mtime and ctime.
-_read_file = attrgetter(*_DIRECTORY_FIELDS, "st_size", "st_mtime_ns", "st_ctime_ns")
+_read_file = attrgetter(
+    "st_mode", "st_ino", "st_dev", "st_uid", "st_gid", "st_size", "st_mtime_ns", "st_ctime_ns"
+)
 
 
-def expected(component: Component) -> Expected:
-    """What a replay of ``component`` compares: its path, mode, inode, device, owner,
-    group and, for a file or symlink, its size, mtime and ctime (``_read_*``'s order)."""
-    path, mode = component.path, component.mode
-    recorded = (mode, component.ino, component.dev, component.uid, component.gid)
-    if stat.S_ISDIR(mode):
-        return path, _read_directory, recorded
-    times = (component.size, component.mtime_ns, component.ctime_ns)
-    return path, _read_file, recorded + times
+def replay_of(components: Iterable[Component]) -> Replay:
+    """What a replay of ``components`` compares: each one's path, mode, inode, device,
+    owner, group and, for a file or symlink, its size, mtime and ctime (``_read_*``'s
+    order)."""
+    paths, recorded = [], []
+    reads: list[Callable[[os.stat_result], tuple[int, ...]]] = []
+    for component in components:
+        kept: tuple[int, ...] = (component.mode, component.ino, component.dev)
+        kept += (component.uid, component.gid)
+        if stat.S_ISDIR(component.mode):
+            reads.append(_read_directory)
+        else:
+            reads.append(_read_file)
+            kept += (component.size, component.mtime_ns, component.ctime_ns)
+        paths.append(component.path)
+        recorded.append(kept)
+    return tuple(paths), tuple(reads), tuple(recorded)
 
 
 def _path(value: Any) -> str:
@@ -187,18 +202,25 @@ def _path(value: Any) -> str:
     return value
 
 
-def first_change(replay: tuple[Expected, ...]) -> str | None:
-    """What changed first among the ``replay``'s components, in order (one ``lstat``
-    each), or None when every one is the same inode, unchanged."""
+def first_change(replay: Replay) -> str | None:
+    """What changed first among the ``replay``'s components, in walk order, or None when
+    every one is the same inode, unchanged. One ``lstat`` each, compared all at once; after
+    a difference they are looked at again one by one, to name the first that differs."""
+    paths, reads, recorded = replay
     lstat = os.lstat
-    for path, read, recorded in replay:
+    try:
+        if tuple(map(call, reads, map(lstat, paths))) == recorded:
+            return None
+    except (OSError, ValueError):
+        pass
+    for path, read, values in zip(paths, reads, recorded, strict=True):
         try:
             st = lstat(path)
         except (OSError, ValueError):
             return f"{path} is gone"
-        if read(st) != recorded:
+        if read(st) != values:
             return f"directory {path} changed" if read is _read_directory else f"{path} changed"
-    return None
+    return None  # it changed back before the second look
 
 
 def component_from_json(value: Any) -> Component:
