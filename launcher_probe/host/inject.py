@@ -281,7 +281,8 @@ def _build(
         noun = _METHOD_NOUN[method]
         raise MetaRejected(f"the {noun} metadata would be larger than {limit} bytes")
 
-    meta = {**caller, **turn.keys}
+    meta = caller  # a new dict: the host's keys go after the caller's
+    meta.update(turn.keys)
     wanted = server.wants_sandbox_state()
     sent = state if wanted else None
     if sent is not None:
