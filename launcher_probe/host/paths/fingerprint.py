@@ -95,7 +95,8 @@ class Fingerprint(Value):
 
     def first_change(self) -> str | None:
         """What changed first, in walk order (``"<path> changed"``, ``"directory <path>
-        changed"``, ``"<path> is gone"``), or None when every component is unchanged."""
+        changed"``, ``"<path> is gone"``; ``"the walk of <native> changed while it was
+        replayed"`` when it changed back), or None when every component is unchanged."""
         return first_change(self._replay)
 
     def hops(self) -> list[dict[str, Any]]:
@@ -205,7 +206,8 @@ def _path(value: Any) -> str:
 def first_change(replay: Replay) -> str | None:
     """What changed first among the ``replay``'s components, in walk order, or None when
     every one is the same inode, unchanged. One ``lstat`` each, compared all at once; after
-    a difference they are looked at again one by one, to name the first that differs."""
+    a difference they are looked at again one by one, to name the first that differs (a
+    difference is never taken back: a walk that changed and changed back still changed)."""
     paths, reads, recorded = replay
     lstat = os.lstat
     try:
@@ -220,7 +222,7 @@ def first_change(replay: Replay) -> str | None:
             return f"{path} is gone"
         if read(st) != values:
             return f"directory {path} changed" if read is _read_directory else f"{path} changed"
-    return None  # it changed back before the second look
+    return f"the walk of {paths[-1]} changed while it was replayed"
 
 
 def component_from_json(value: Any) -> Component:
