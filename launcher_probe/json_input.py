@@ -35,6 +35,7 @@ __all__ = [
     "InvalidJSON",
     "JSONLimitExceeded",
     "Limits",
+    "checked_size",
     "checked_value",
     "loads_strict",
 ]
@@ -130,7 +131,7 @@ def _compact(value: Any, what: str, text: str | None = None) -> tuple[str, int]:
     (``text``: its source)."""
     try:
         compact = "".join(_COMPACT(value, 0))
-        size = len(compact.encode("utf-8"))
+        size = len(compact) if compact.isascii() else len(compact.encode("utf-8"))
     except UnicodeEncodeError as error:
         code = ord(error.object[error.start])
         raise InvalidJSON(
@@ -178,6 +179,15 @@ def checked_value(value: Any, what: str, limits: Limits = META_LIMITS) -> str:
     None); ``InvalidJSON`` otherwise. Time and memory are bounded by ``limits`` whatever
     ``value`` is (a cycle, shared references, a huge string): the walk stops once the
     value cannot fit, before anything is encoded."""
+    return _checked(value, what, limits)[0]
+
+
+def checked_size(value: Any, what: str, limits: Limits = META_LIMITS) -> int:
+    """The size in UTF-8 bytes of ``checked_value(value, what, limits)``; raises as it does."""
+    return _checked(value, what, limits)[1]
+
+
+def _checked(value: Any, what: str, limits: Limits) -> tuple[str, int]:
     budget = limits.max_bytes + 2  # spent by a lower bound of each part's encoded size
     pending: list[tuple[Any, int]] = [([value], 0)]  # the value, in a list of its own
     max_depth = limits.max_depth
@@ -208,7 +218,7 @@ def checked_value(value: Any, what: str, limits: Limits = META_LIMITS) -> str:
         raise _too_large(what, limits)
     compact, size = _compact(value, what)
     _check_size(size, what, limits)
-    return compact
+    return compact, size
 
 
 def _check_other(child: Any, depth: int, pending: list[tuple[Any, int]], what: str) -> int:

@@ -29,9 +29,7 @@ from launcher_probe.host.meta_input import (
     PROGRESS_TOKEN_KEY,
     HostMeta,
     MetaRejected,
-    ReservedKeys,
     caller_object,
-    host_object,
 )
 from launcher_probe.json_input import META_LIMITS
 from launcher_probe.json_output import dumps_utf8, versioned
@@ -265,16 +263,10 @@ def _build(
     binding: tuple[str | None, str | None] = (None, None),
 ) -> MetaResult:
     caller, caller_size = caller_object(caller_meta)
-    apps = server.name == CODEX_APPS_SERVER
-    if isinstance(host_meta, HostMeta):  # checked once for the turn
-        host, host_size, reserved = host_meta.keys, host_meta.size, host_meta.reserved(apps=apps)
-    else:
-        host_keys, host_size = host_object(host_meta)
-        host, reserved = host_keys, ReservedKeys(host_keys, apps=apps)
-    for key, value in caller.items():
-        named = reserved.set_by(key, value)
-        if named is not None:
-            raise MetaRejected(f"reserved {_METHOD_NOUN[method]} metadata key: {named}")
+    turn = host_meta if isinstance(host_meta, HostMeta) else HostMeta(host_meta)
+    named = turn.reserved(apps=server.name == CODEX_APPS_SERVER).first_set(caller)
+    if named is not None:
+        raise MetaRejected(f"reserved {_METHOD_NOUN[method]} metadata key: {named}")
     thread_id, origin_call_id = binding
     if origin_call_id is not None and thread_id is None:
         raise MetaRejected("originCallId requires threadId")
@@ -283,13 +275,14 @@ def _build(
     ):
         raise MetaRejected("progressToken must be a string or an integer")
     state = _sandbox_state(sandbox_state)
-    size = caller_size + host_size + (0 if state is None else 2 * len(state.text.encode()))
+    size = caller_size + turn.size + (0 if state is None else 2 * len(state.text.encode()))
     if size > META_LIMITS.max_bytes:
         limit = META_LIMITS.max_bytes
         noun = _METHOD_NOUN[method]
         raise MetaRejected(f"the {noun} metadata would be larger than {limit} bytes")
 
-    meta = {**caller, **host}
+    meta = caller  # a new dict: the host's keys go after the caller's
+    meta.update(turn.keys)
     wanted = server.wants_sandbox_state()
     sent = state if wanted else None
     if sent is not None:
@@ -328,15 +321,15 @@ def _launcher_verdict(
     if launcher is None:
         raise MetaRejected("a stdio server needs the Decision made before its launch")
     decision = launcher() if callable(launcher) else launcher
-    if not isinstance(decision, (Published, Withheld)):
-        raise MetaRejected("launcher must be a Decision or a callable returning one")
-    if not isinstance(decision, Published):
-        return None, decision.reason, decision.detail
-    if not decision.fingerprint.still_matches():
+    if isinstance(decision, Published):
+        if decision.fingerprint.first_change() is None:  # the replay, on every request
+            return decision.descriptor, None, ""
         path = decision.descriptor.codex_executable
         detail = f"{path} changed since it was verified; resolve again before the next launch"
         return None, Reason.BINARY_CHANGED, detail
-    return decision.descriptor, None, ""
+    if isinstance(decision, Withheld):
+        return None, decision.reason, decision.detail
+    raise MetaRejected("launcher must be a Decision or a callable returning one")
 
 
 # --- rendering ---------------------------------------------------------------

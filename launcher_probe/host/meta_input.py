@@ -21,7 +21,7 @@ from launcher_probe.contract import (
     SANDBOX_KEYS,
 )
 from launcher_probe.errors import InputRejected
-from launcher_probe.json_input import META_LIMITS, InvalidJSON, checked_value
+from launcher_probe.json_input import META_LIMITS, InvalidJSON, checked_size
 
 #: The MCP progress token: set by the host after every other key.
 PROGRESS_TOKEN_KEY = "progressToken"  # noqa: S105  (a _meta key, not a secret)
@@ -77,6 +77,19 @@ class ReservedKeys:
             by_form.update(_APPS_FORMS)
         self._by_form = by_form
         self._apps = apps
+        #: The forms ``set_by`` can name something for.
+        self._watched = frozenset(by_form) | ({_APPS_OBJECT_FORM} if apps else set())
+
+    def first_set(self, caller: Mapping[str, Any]) -> str | None:
+        """What ``set_by`` names for the first of the ``caller`` entries that sets a reserved
+        key, or None."""
+        if self._watched.isdisjoint(map(key_form, caller)):
+            return None  # only usual keys: told apart by their forms alone
+        for key, value in caller.items():
+            named = self.set_by(key, value)
+            if named is not None:
+                return named
+        return None
 
     def set_by(self, key: str, value: Any) -> str | None:
         """The reserved key the caller entry ``key: value`` sets (dotted when nested, with the
@@ -100,12 +113,16 @@ def caller_object(caller_meta: object) -> tuple[dict[str, Any], int]:
     JSON; MetaRejected when it is no JSON object within ``META_LIMITS``."""
     if caller_meta is None:
         return {}, 0
-    if not isinstance(caller_meta, Mapping):
+    if type(caller_meta) is not dict and not isinstance(caller_meta, Mapping):
         raise MetaRejected(f"invalid type: {_json_kind(caller_meta)}, expected a map")
-    for key in caller_meta:
-        if not isinstance(key, str):
-            raise MetaRejected(f"invalid type: {_json_kind(key)} key, expected a string")
-    return _json_object(caller_meta, "caller metadata")
+    try:
+        return _json_object(caller_meta, "caller metadata")
+    except MetaRejected:  # the walk refuses a key that is no string: named as Codex names it
+        for key in caller_meta:
+            if not isinstance(key, str):
+                message = f"invalid type: {_json_kind(key)} key, expected a string"
+                raise MetaRejected(message) from None
+        raise
 
 
 def host_object(host_meta: object) -> tuple[dict[str, Any], int]:
@@ -130,8 +147,8 @@ class HostMeta:
 
     __slots__ = ("_keys", "_reserved", "size")
 
-    def __init__(self, host_meta: Mapping[str, Any]) -> None:
-        """MetaRejected as ``host_object``."""
+    def __init__(self, host_meta: Mapping[str, Any] | None) -> None:
+        """MetaRejected as ``host_object`` (``None`` is ``{}``)."""
         self._keys, self.size = host_object(host_meta)
         #: ReservedKeys by ``apps`` (the codex_apps server's set, or every other's).
         self._reserved: dict[bool, ReservedKeys] = {}
@@ -152,7 +169,7 @@ class HostMeta:
 def _json_object(value: Mapping[str, Any], what: str) -> tuple[dict[str, Any], int]:
     copy = dict(value)
     try:
-        return copy, len(checked_value(copy, what, META_LIMITS).encode())
+        return copy, checked_size(copy, what, META_LIMITS)
     except InvalidJSON as error:
         raise MetaRejected(str(error)) from error
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import stat
+from operator import attrgetter, call, itemgetter
 
 from launcher_probe.host.paths.rules import PathVerdict, judge
 from launcher_probe.host.paths.walk import MAX_SYMLINKS, Component, walk
@@ -17,7 +18,17 @@ from launcher_probe.value import Value
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable
     from typing import Any
+
+    #: What a replay compares, component by component: the paths, how to read the fields
+    #: compared from each one's ``lstat`` (``_read_directory`` or ``_read_file``), and the
+    #: values recorded (see :func:`replay_of`).
+    Replay = tuple[
+        tuple[str, ...],
+        tuple[Callable[[os.stat_result], tuple[int, ...]], ...],
+        tuple[tuple[int, ...], ...],
+    ]
 
 #: Most components a fingerprint read back from JSON may hold.
 MAX_COMPONENTS = 4096
@@ -38,15 +49,13 @@ class Fingerprint(Value):
     native: str
     split: int
     components: tuple[Component, ...]
-    #: What :meth:`still_matches` compares, per component: its path, ``lstat()[:3]``
-    #: (mode, inode, device), ``[4:6]`` (owner, group; ``[4:7]`` with the size) and, for
-    #: files and symlinks, mtime and ctime.
-    _replay: tuple[Expected, ...]
+    #: What :meth:`still_matches` compares (see :func:`replay_of`).
+    _replay: Replay
 
     def __init__(
         self, path: str, end: str, native: str, split: int, components: tuple[Component, ...]
     ) -> None:
-        replay = tuple(map(expected, components))
+        replay = replay_of(components)
         super().__init__(
             path=path, end=end, native=native, split=split, components=components, _replay=replay
         )
@@ -86,7 +95,8 @@ class Fingerprint(Value):
 
     def first_change(self) -> str | None:
         """What changed first, in walk order (``"<path> changed"``, ``"directory <path>
-        changed"``, ``"<path> is gone"``), or None when every component is unchanged."""
+        changed"``, ``"<path> is gone"``; ``"the walk of <native> changed while it was
+        replayed"`` when it changed back), or None when every component is unchanged."""
         return first_change(self._replay)
 
     def hops(self) -> list[dict[str, Any]]:
@@ -157,18 +167,32 @@ class Fingerprint(Value):
         return fingerprint
 
 
-#: What a replay compares for one component (see ``Fingerprint._replay``).
-Expected = tuple[str, tuple[int, ...], tuple[int, ...], tuple[int, int] | None]
+#: Reads what a replay compares from a directory's ``lstat``: its mode, inode, device,
+#: owner and group (``stat_result``'s fields 0, 1, 2, 4 and 5, as documented).
+_read_directory = itemgetter(0, 1, 2, 4, 5)
+#: ... and from a file's or symlink's: those, its size, mtime and ctime.
+_read_file = attrgetter(
+    "st_mode", "st_ino", "st_dev", "st_uid", "st_gid", "st_size", "st_mtime_ns", "st_ctime_ns"
+)
 
 
-def expected(component: Component) -> Expected:
-    """What a replay of ``component`` compares: its path, mode, inode, device, owner,
-    group and, for a file or symlink, its size, mtime and ctime."""
-    identity = (component.mode, component.ino, component.dev)
-    if stat.S_ISDIR(component.mode):
-        return component.path, identity, (component.uid, component.gid), None
-    owner = (component.uid, component.gid, component.size)
-    return component.path, identity, owner, (component.mtime_ns, component.ctime_ns)
+def replay_of(components: Iterable[Component]) -> Replay:
+    """What a replay of ``components`` compares: each one's path, mode, inode, device,
+    owner, group and, for a file or symlink, its size, mtime and ctime (``_read_*``'s
+    order)."""
+    paths, recorded = [], []
+    reads: list[Callable[[os.stat_result], tuple[int, ...]]] = []
+    for component in components:
+        kept: tuple[int, ...] = (component.mode, component.ino, component.dev)
+        kept += (component.uid, component.gid)
+        if stat.S_ISDIR(component.mode):
+            reads.append(_read_directory)
+        else:
+            reads.append(_read_file)
+            kept += (component.size, component.mtime_ns, component.ctime_ns)
+        paths.append(component.path)
+        recorded.append(kept)
+    return tuple(paths), tuple(reads), tuple(recorded)
 
 
 def _path(value: Any) -> str:
@@ -179,21 +203,26 @@ def _path(value: Any) -> str:
     return value
 
 
-def first_change(replay: tuple[Expected, ...]) -> str | None:
-    """What changed first among the ``replay``'s components, in order (one ``lstat``
-    each), or None when every one is the same inode, unchanged."""
+def first_change(replay: Replay) -> str | None:
+    """What changed first among the ``replay``'s components, in walk order, or None when
+    every one is the same inode, unchanged. One ``lstat`` each, compared all at once; after
+    a difference they are looked at again one by one, to name the first that differs (a
+    difference is never taken back: a walk that changed and changed back still changed)."""
+    paths, reads, recorded = replay
     lstat = os.lstat
-    for path, identity, owner, times in replay:
+    try:
+        if tuple(map(call, reads, map(lstat, paths))) == recorded:
+            return None
+    except (OSError, ValueError):
+        pass
+    for path, read, values in zip(paths, reads, recorded, strict=True):
         try:
             st = lstat(path)
         except (OSError, ValueError):
             return f"{path} is gone"
-        if times is None:  # a directory: its identity, mode and owner
-            if st[:3] != identity or st[4:6] != owner:
-                return f"directory {path} changed"
-        elif st[:3] != identity or st[4:7] != owner or (st.st_mtime_ns, st.st_ctime_ns) != times:
-            return f"{path} changed"
-    return None
+        if read(st) != values:
+            return f"directory {path} changed" if read is _read_directory else f"{path} changed"
+    return f"the walk of {paths[-1]} changed while it was replayed"
 
 
 def component_from_json(value: Any) -> Component:

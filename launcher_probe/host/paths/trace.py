@@ -19,8 +19,8 @@ import os
 from launcher_probe.host.paths.fingerprint import (
     MAX_COMPONENTS,
     component_from_json,
-    expected,
     first_change,
+    replay_of,
 )
 from launcher_probe.host.paths.walk import Component, walk
 from launcher_probe.value import Value
@@ -65,7 +65,7 @@ class Trace(Value):
     def still_matches(self) -> bool:
         """True when every component is the same inode, unchanged, and every absent name
         still fails its ``lstat`` the same way."""
-        if first_change(tuple(map(expected, self.components))) is not None:
+        if first_change(replay_of(self.components)) is not None:
             return False
         for path, number in self.absent:
             try:

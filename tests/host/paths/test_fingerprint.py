@@ -124,6 +124,7 @@ def test_every_change_of_the_binary_shows(tmp_path: Path, change: Callable[[Path
     before = Fingerprint.of(str(link), str(native))
     change(native)
     assert not before.still_matches()
+    assert before.first_change() == f"{native} changed"
     assert Fingerprint.of(str(link), str(native)) != before
 
 
@@ -151,6 +152,7 @@ def test_vanished_file(tmp_path: Path) -> None:
     before = Fingerprint.of(str(native), str(native))
     native.unlink()
     assert not before.still_matches()
+    assert before.first_change() == f"{native} is gone"
     with pytest.raises(OSError):
         Fingerprint.of(str(native), str(native))
 
@@ -167,9 +169,12 @@ def test_a_directory_owner_or_mode_change_shows(tmp_path: Path) -> None:
     directory = tmp_path / "bin"
     before = Fingerprint.of(str(native), str(native))
     (directory / "sibling").write_text("")  # a new entry beside it changes nothing judged
+    (directory / "subdirectory").mkdir()  # nor does its link count
     assert before.still_matches()
+    assert before.first_change() is None
     directory.chmod(0o750)
     assert not before.still_matches()
+    assert before.first_change() == f"directory {directory} changed"
     directory.chmod(0o755)
     assert before.still_matches()
     os.chown(directory, NOBODY, -1)
@@ -178,6 +183,16 @@ def test_a_directory_owner_or_mode_change_shows(tmp_path: Path) -> None:
     assert after != before
     assert after.verdict().reason is Reason.UNSAFE_PERMISSIONS
     assert str(directory) in after.verdict().detail
+
+
+def test_the_first_change_in_walk_order_is_named(tmp_path: Path) -> None:
+    native = make_file(tmp_path / "bin" / "codex")
+    before = Fingerprint.of(str(native), str(native))
+    _touch(native)
+    native.parent.chmod(0o750)
+    assert before.first_change() == f"directory {native.parent} changed"
+    native.parent.chmod(0o755)
+    assert before.first_change() == f"{native} changed"
 
 
 @pytest.mark.parametrize("layout", ["plain", "symlink", "writable-dir", "not-executable", "dir"])
