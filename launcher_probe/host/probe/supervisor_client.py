@@ -11,11 +11,11 @@ is not made a subreaper, and no signal disposition is touched.
 
 from __future__ import annotations
 
+import _socket
 import contextlib
 import errno
 import os
 import select
-import socket
 import subprocess
 import sys
 import time
@@ -27,9 +27,16 @@ from launcher_probe.host.probe.tree_kill import kill_pipe_writers, kill_tree
 #: How long the supervisor may take to start, to answer a spawn, or to kill and reap a
 #: tree, before it is presumed wedged and killed with what psutil can still find.
 HANG_GUARD = 10.0
-#: The supervisor runs by file path (``python -S -I FILE SOCKET_FD PARENT_PID``): no
-#: site-packages, no environment, and no package ``__init__`` of this one imported.
-_SUPERVISOR_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "supervisor_process.py")
+#: How the supervisor runs (``python ARGV... SOCKET_FD PARENT_PID``): no site-packages, no
+#: environment, its module imported from this directory by name, so from its cached
+#: bytecode (a script is compiled on every run), and no package ``__init__`` of this one.
+SUPERVISOR_ARGV = (
+    "-S",
+    "-I",
+    "-c",
+    f"import sys; sys.path.append({os.path.dirname(os.path.abspath(__file__))!r}); "
+    "import supervisor_process; supervisor_process.main()",
+)
 
 
 def _is_python(name: str) -> bool:
@@ -46,7 +53,7 @@ class Supervisor:
 
     def __init__(self) -> None:
         self._process: subprocess.Popen[bytes] | None = None
-        self._channel: socket.socket | None = None
+        self._channel: _socket.socket | None = None
         self._ready = False
         # Only an interpreter by name: an embedding host's sys.executable may be the host.
         self._usable = sys.platform == "linux" and _is_python(os.path.basename(sys.executable))
@@ -92,13 +99,14 @@ class Supervisor:
         self._ready = self._usable
         return self._usable
 
-    def _launch(self) -> socket.socket:
+    def _launch(self) -> _socket.socket:
         """Start the supervisor process; return the parent's end of its socket."""
-        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        # _socket, not socket: its enums and array cost a cold probe a millisecond or two.
+        ours, theirs = _socket.socketpair(_socket.AF_UNIX, _socket.SOCK_SEQPACKET)
         where = (str(theirs.fileno()), str(os.getpid()))
         try:
             self._process = subprocess.Popen(
-                [sys.executable, "-S", "-I", _SUPERVISOR_FILE, *where],
+                [sys.executable, *SUPERVISOR_ARGV, *where],
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.DEVNULL,
@@ -134,7 +142,8 @@ class Supervisor:
             raise ValueError("illegal environment variable name")
         message = b"\0".join([b"spawn", os.fsencode(cwd), b"%d" % len(words), *words, *variables])
         try:
-            socket.send_fds(self._channel, [message], list(stdio))
+            fds = b"".join(fd.to_bytes(4, sys.byteorder) for fd in stdio)  # C ints
+            self._channel.sendmsg([message], [(_socket.SOL_SOCKET, _socket.SCM_RIGHTS, fds)])
         except (BrokenPipeError, ConnectionResetError):
             raise self.lost() from None
         reply = self.next_event(time.monotonic() + HANG_GUARD) or b""
