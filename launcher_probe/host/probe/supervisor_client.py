@@ -22,7 +22,7 @@ import time
 from collections.abc import Iterable, Mapping, Sequence
 from types import TracebackType
 
-from launcher_probe.host.probe.tree_kill import kill_pipe_writers, kill_tree
+from launcher_probe.host.probe.tree_kill import await_exit, kill_pipe_writers, kill_tree
 
 #: How long the supervisor may take to start, to answer a spawn, or to kill and reap a
 #: tree, before it is presumed wedged and killed with what psutil can still find.
@@ -195,8 +195,11 @@ class Supervisor:
         if self._channel is None or self._process is None:
             return
         self._channel.close()
+        give_up = time.monotonic() + HANG_GUARD
         try:
-            self._process.wait(HANG_GUARD)
+            if self._process.returncode is None:  # unreaped: its pid is still its own
+                await_exit(self._process.pid, give_up)
+            self._process.wait(max(give_up - time.monotonic(), 0.0))
         except subprocess.TimeoutExpired:
             self._abandon()
         finally:
