@@ -109,8 +109,7 @@ class _Probe:
         home = root / "home"
         codex_home = root / "codex-home"
         self.workspace = root / "workspace"
-        self.outside = root / "outside"
-        for directory in (home, codex_home, self.workspace, self.outside):
+        for directory in (home, codex_home, self.workspace):
             directory.mkdir(mode=0o700)
         self.env = {
             "PATH": "/usr/bin:/bin",
@@ -212,7 +211,9 @@ class _Probe:
         self.expect_nonce(seen, nonce)
 
     def enforcement(self) -> None:
-        blocked = self.outside / f"blocked-{_token(8)}"
+        outside = self.root / "outside"  # only this level writes there
+        outside.mkdir(mode=0o700)
+        blocked = outside / f"blocked-{_token(8)}"
         nonce = _token(16)
         script = '(printf x > "$1") 2>/dev/null; printf %s "$2"'
         seen = self.sandboxed(
