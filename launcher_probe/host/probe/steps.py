@@ -270,21 +270,27 @@ def probe_below(
     bubblewrap: Bubblewrap | None = None
     try:
         supervisor.launch()
-        # The supervisor ends (all it started killed and reaped) before the directory goes.
-        with private_directory() as temporary, supervisor:
-            probe = _Probe(path, temporary, started + timeout, steps, supervisor)
-            bubblewrap = bubblewrap_for(path, probe.env["PATH"], str(temporary))
-            version = probe.identity()
-            probe.capability()
-            if level is ProbeLevel.ENFORCEMENT:
-                probe.enforcement()
+        with private_directory() as temporary:
+            try:
+                probe = _Probe(path, temporary, started + timeout, steps, supervisor)
+                bubblewrap = bubblewrap_for(path, probe.env["PATH"], str(temporary))
+                version = probe.identity()
+                probe.capability()
+                if level is ProbeLevel.ENFORCEMENT:
+                    probe.enforcement()
+            except BaseException:
+                supervisor.close()  # all it started killed and reaped before the directory goes
+                raise
+            # Each step's tree was reaped as it ended: the supervisor exits while the
+            # directory goes (``close`` below waits for it).
+            supervisor.end()
     except _Failed as failed:
         failure = failed
     except OSError as error:
         # The probe's own private directories, not the binary: may pass on a retry.
         failure = _Failed(Reason.SPAWN_FAILED, f"setup: {error}", transient=True)
     finally:
-        supervisor.close()  # ended already, unless the directory could not be made
+        supervisor.close()  # waits for its exit (ends it first if no directory was made)
     return ProbeResult(
         ok=failure is None,
         reason=None if failure is None else failure.reason,

@@ -190,20 +190,24 @@ class Supervisor:
         self._abandon()
         return OSError(errno.EAGAIN, "the probe's supervisor process died")
 
+    def end(self) -> None:
+        """Close its socket, without waiting: it kills and reaps whatever is left below it,
+        then exits (``close`` waits for that)."""
+        if self._channel is not None:
+            self._channel.close()
+            self._channel, self._ready = None, False
+
     def close(self) -> None:
-        """End the supervisor: it kills and reaps whatever is left, then exits."""
-        if self._channel is None or self._process is None:
+        """End the supervisor and wait until it has exited."""
+        self.end()
+        if self._process is None or self._process.returncode is not None:
             return
-        self._channel.close()
         give_up = time.monotonic() + HANG_GUARD
         try:
-            if self._process.returncode is None:  # unreaped: its pid is still its own
-                await_exit(self._process.pid, give_up)
+            await_exit(self._process.pid, give_up)  # unreaped: its pid is still its own
             self._process.wait(max(give_up - time.monotonic(), 0.0))
         except subprocess.TimeoutExpired:
             self._abandon()
-        finally:
-            self._channel, self._ready = None, False
 
     def _abandon(self) -> None:
         """Kill the supervisor and what psutil finds below it (every orphan is below it)."""
