@@ -39,7 +39,9 @@ import posix  # os without its Python layer (os imports _collections_abc, posixp
 import select
 import sys
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+# typing.TYPE_CHECKING without importing typing; no __future__ import either (one more
+# module to load): the one annotation naming NoReturn is quoted.
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import NoReturn
 
