@@ -380,6 +380,26 @@ def test_warm_resolve_imports_neither_psutil_nor_filelock(
     assert fake_codex.probe_count() == 1
 
 
+def test_cold_resolve_of_a_named_binary_imports_no_socket_layer_nor_glob(
+    host_env: HostEnv, fake_codex: FakeCodex
+) -> None:
+    """A probe needs neither ``socket``'s Python layer (the supervisor's channel is a
+    ``_socket`` pair) nor ``glob`` (no glob place is looked at for a native binary)."""
+    done = subprocess.run(
+        [*PYTHON_IMPORTTIME, "resolve", "--codex", str(fake_codex.path)],
+        env=host_env.env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    imported = re.findall(r"^import time:.*\|\s*(\S+)$", done.stderr, re.MULTILINE)
+    assert "launcher_probe.host.probe.supervisor_client" in imported  # it probed
+    assert fake_codex.probe_count() == 1
+    assert {"socket", "glob"} & set(imported) == set()
+
+
 # --- the real Codex CLI ------------------------------------------------------
 
 

@@ -3,7 +3,6 @@ and the dispatchers and wrappers that pick the package they would run."""
 
 from __future__ import annotations
 
-import glob
 import itertools
 import re
 
@@ -14,6 +13,8 @@ MAX_GLOB_MATCHES = 64
 def newest_matches(pattern: str) -> tuple[list[str], bool]:
     """At most ``MAX_GLOB_MATCHES`` paths matching ``pattern``, newest version first, and
     whether that is all of them."""
+    import glob  # a glob place only: off the path of a native binary named outright
+
     listed = list(itertools.islice(glob.iglob(pattern), MAX_GLOB_MATCHES + 1))
     complete = len(listed) <= MAX_GLOB_MATCHES
     return sorted(listed[:MAX_GLOB_MATCHES], key=_natural_key, reverse=True), complete

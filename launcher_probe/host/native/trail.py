@@ -11,7 +11,6 @@ replay.
 
 from __future__ import annotations
 
-import glob
 import os
 
 from launcher_probe.host.native.file_kind import read_head
@@ -61,6 +60,8 @@ class Trail:
     def glob(self, directory: str, wildcard: str) -> list[str]:
         """The matches of ``wildcard`` under ``directory`` (taken literally), newest first
         (``newest.newest_matches``); the pattern tried."""
+        import glob  # a glob place only: off the path of a native binary named outright
+
         self.tried.append(f"{directory}/{wildcard}")
         self.listed = True
         return newest_matches(f"{glob.escape(directory)}/{wildcard}")[0]

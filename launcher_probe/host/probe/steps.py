@@ -109,8 +109,7 @@ class _Probe:
         home = root / "home"
         codex_home = root / "codex-home"
         self.workspace = root / "workspace"
-        self.outside = root / "outside"
-        for directory in (home, codex_home, self.workspace, self.outside):
+        for directory in (home, codex_home, self.workspace):
             directory.mkdir(mode=0o700)
         self.env = {
             "PATH": "/usr/bin:/bin",
@@ -212,7 +211,9 @@ class _Probe:
         self.expect_nonce(seen, nonce)
 
     def enforcement(self) -> None:
-        blocked = self.outside / f"blocked-{_token(8)}"
+        outside = self.root / "outside"  # only this level writes there
+        outside.mkdir(mode=0o700)
+        blocked = outside / f"blocked-{_token(8)}"
         nonce = _token(16)
         script = '(printf x > "$1") 2>/dev/null; printf %s "$2"'
         seen = self.sandboxed(
@@ -269,21 +270,27 @@ def probe_below(
     bubblewrap: Bubblewrap | None = None
     try:
         supervisor.launch()
-        # The supervisor ends (all it started killed and reaped) before the directory goes.
-        with private_directory() as temporary, supervisor:
-            probe = _Probe(path, temporary, started + timeout, steps, supervisor)
-            bubblewrap = bubblewrap_for(path, probe.env["PATH"], str(temporary))
-            version = probe.identity()
-            probe.capability()
-            if level is ProbeLevel.ENFORCEMENT:
-                probe.enforcement()
+        with private_directory() as temporary:
+            try:
+                probe = _Probe(path, temporary, started + timeout, steps, supervisor)
+                bubblewrap = bubblewrap_for(path, probe.env["PATH"], str(temporary))
+                version = probe.identity()
+                probe.capability()
+                if level is ProbeLevel.ENFORCEMENT:
+                    probe.enforcement()
+            except BaseException:
+                supervisor.close()  # all it started killed and reaped before the directory goes
+                raise
+            # Each step's tree was reaped as it ended: the supervisor exits while the
+            # directory goes (``close`` below waits for it).
+            supervisor.end()
     except _Failed as failed:
         failure = failed
     except OSError as error:
         # The probe's own private directories, not the binary: may pass on a retry.
         failure = _Failed(Reason.SPAWN_FAILED, f"setup: {error}", transient=True)
     finally:
-        supervisor.close()  # ended already, unless the directory could not be made
+        supervisor.close()  # waits for its exit (ends it first if no directory was made)
     return ProbeResult(
         ok=failure is None,
         reason=None if failure is None else failure.reason,

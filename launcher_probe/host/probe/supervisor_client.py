@@ -15,11 +15,11 @@ without losing the process, and leaving the context waits for that thread first.
 
 from __future__ import annotations
 
+import _socket
 import contextlib
 import errno
 import os
 import select
-import socket
 import subprocess
 import sys
 import time
@@ -27,14 +27,21 @@ from _thread import LockType, allocate_lock, start_new_thread  # threading's, wi
 from collections.abc import Iterable, Mapping, Sequence
 from types import TracebackType
 
-from launcher_probe.host.probe.tree_kill import kill_pipe_writers, kill_tree
+from launcher_probe.host.probe.tree_kill import await_exit, kill_pipe_writers, kill_tree
 
 #: How long the supervisor may take to start, to answer a spawn, or to kill and reap a
 #: tree, before it is presumed wedged and killed with what psutil can still find.
 HANG_GUARD = 10.0
-#: The supervisor runs by file path (``python -S -I FILE SOCKET_FD PARENT_PID``): no
-#: site-packages, no environment, and no package ``__init__`` of this one imported.
-_SUPERVISOR_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "supervisor_process.py")
+#: How the supervisor runs (``python ARGV... SOCKET_FD PARENT_PID``): no site-packages, no
+#: environment, its module imported from this directory by name, so from its cached
+#: bytecode (a script is compiled on every run), and no package ``__init__`` of this one.
+SUPERVISOR_ARGV = (
+    "-S",
+    "-I",
+    "-c",
+    f"import sys; sys.path.append({os.path.dirname(os.path.abspath(__file__))!r}); "
+    "import supervisor_process; supervisor_process.main()",
+)
 
 
 def _is_python(name: str) -> bool:
@@ -51,7 +58,7 @@ class Supervisor:
 
     def __init__(self) -> None:
         self._process: subprocess.Popen[bytes] | None = None
-        self._channel: socket.socket | None = None
+        self._channel: _socket.socket | None = None
         #: The launch under way: its go-ahead and its end (see ``launch``).
         self._launching: tuple[LockType, LockType] | None = None
         self._ready = False
@@ -89,7 +96,7 @@ class Supervisor:
         go_ahead.release()
         self._launched()
 
-    def _launched(self) -> socket.socket | None:
+    def _launched(self) -> _socket.socket | None:
         """Wait for the launch under way, if any; the running supervisor's socket."""
         launching = self._launching
         if launching is not None:
@@ -125,11 +132,12 @@ class Supervisor:
         of its socket, or neither (OSError: gone, not executable, or short of resources)."""
         go_ahead.acquire()
         try:
-            ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+            # _socket, not socket: its enums and array cost a cold probe a millisecond or two.
+            ours, theirs = _socket.socketpair(_socket.AF_UNIX, _socket.SOCK_SEQPACKET)
             where = (str(theirs.fileno()), str(os.getpid()))
             try:
                 self._process = subprocess.Popen(
-                    [sys.executable, "-S", "-I", _SUPERVISOR_FILE, *where],
+                    [sys.executable, *SUPERVISOR_ARGV, *where],
                     stdin=subprocess.DEVNULL,
                     stdout=subprocess.DEVNULL,
                     stderr=subprocess.DEVNULL,
@@ -170,7 +178,8 @@ class Supervisor:
             raise ValueError("illegal environment variable name")
         message = b"\0".join([b"spawn", os.fsencode(cwd), b"%d" % len(words), *words, *variables])
         try:
-            socket.send_fds(self._channel, [message], list(stdio))
+            fds = b"".join(fd.to_bytes(4, sys.byteorder) for fd in stdio)  # C ints
+            self._channel.sendmsg([message], [(_socket.SOL_SOCKET, _socket.SCM_RIGHTS, fds)])
         except (BrokenPipeError, ConnectionResetError):
             raise self.lost() from None
         reply = self.next_event(time.monotonic() + HANG_GUARD) or b""
@@ -217,18 +226,25 @@ class Supervisor:
         self._abandon()
         return OSError(errno.EAGAIN, "the probe's supervisor process died")
 
+    def end(self) -> None:
+        """Close its socket, without waiting: it kills and reaps whatever is left below it,
+        then exits (``close`` waits for that)."""
+        if self._channel is not None:
+            self._channel.close()
+            self._channel, self._ready = None, False
+
     def close(self) -> None:
-        """End the supervisor: it kills and reaps whatever is left, then exits."""
-        channel = self._launched()
-        if channel is None or self._process is None:
+        """End the supervisor and wait until it has exited (a launch under way first)."""
+        self._launched()
+        self.end()
+        if self._process is None or self._process.returncode is not None:
             return
-        channel.close()
+        give_up = time.monotonic() + HANG_GUARD
         try:
-            self._process.wait(HANG_GUARD)
+            await_exit(self._process.pid, give_up)  # unreaped: its pid is still its own
+            self._process.wait(max(give_up - time.monotonic(), 0.0))
         except subprocess.TimeoutExpired:
             self._abandon()
-        finally:
-            self._channel, self._ready = None, False
 
     def _abandon(self) -> None:
         """Kill the supervisor and what psutil finds below it (every orphan is below it)."""

@@ -1,10 +1,12 @@
 """The probe's supervisor process (Linux): the child subreaper every probe step runs under.
 
-``supervisor_client.py`` starts it by file path (``python -S -I supervisor_process.py
-SOCKET_FD PARENT_PID``, no package ``__init__`` imported), once per probe. It imports
-only C modules of the standard library (``_ctypes``, ``_signal``, ``_socket``: ``ctypes``,
-``signal`` and ``socket`` would cost several milliseconds more on every probe), so it
-costs about one bare interpreter start-up.
+``supervisor_client.py`` starts it once per probe as a top-level module of this directory
+(``python -S -I -c "...; import supervisor_process; supervisor_process.main()" SOCKET_FD
+PARENT_PID``: its cached bytecode, no package ``__init__`` imported). It imports only C
+modules of the standard library (``posix``, ``_ctypes``, ``_signal``, ``_socket``,
+``select``: ``os``, ``ctypes``, ``signal`` and ``socket`` would cost several milliseconds
+more on every probe, and a script is compiled anew on every run), so it costs about one
+bare interpreter start-up.
 
 - It makes itself a child subreaper (``PR_SET_CHILD_SUBREAPER``): whatever a step starts
   stays below it. A daemon that double-forks, leaves the session and closes its stdio is
@@ -30,16 +32,16 @@ The protocol: one message per SOCK_SEQPACKET packet.
   step exited and all it left is reaped; ``killed`` after a kill, once all is reaped.
 """
 
-from __future__ import annotations
-
 import _ctypes
 import _signal  # type: ignore[import-not-found]  # (typeshed has no stub for it)
 import _socket
-import os
+import posix  # os without its Python layer (os imports _collections_abc, posixpath)
 import select
 import sys
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+# typing.TYPE_CHECKING without importing typing; no __future__ import either (one more
+# module to load): the one annotation naming NoReturn is quoted.
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import NoReturn
 
@@ -54,10 +56,10 @@ _RESET_SIGNALS = (_signal.SIGPIPE, _signal.SIGXFSZ)
 def main() -> None:
     """``SOCKET_FD PARENT_PID``: serve one probe's steps, then leave nothing behind."""
     channel = _socket.socket(fileno=int(sys.argv[1]))
-    os.set_inheritable(channel.fileno(), False)
+    posix.set_inheritable(channel.fileno(), False)
     try:
-        parent = os.pidfd_open(int(sys.argv[2]))
-        if os.getppid() != int(sys.argv[2]):
+        parent = posix.pidfd_open(int(sys.argv[2]))
+        if posix.getppid() != int(sys.argv[2]):
             return  # the parent died before its pidfd was opened
         _become_subreaper()
         keeper = _split()
@@ -73,7 +75,7 @@ def main() -> None:
         _serve(channel, parent, keeper)
     finally:
         _kill_all()
-    os._exit(0)  # nothing to flush or finalize: the parent waits for this exit
+    posix._exit(0)  # nothing to flush or finalize: the parent waits for this exit
 
 
 def _become_subreaper() -> None:
@@ -90,22 +92,22 @@ def _split() -> int | None:
     Two subreapers, so that one SIGKILL (the OOM killer, an admin) leaves nothing running:
     a killed server's orphans are re-parented to the keeper, which kills them; a killed
     keeper is seen by the server, which kills all below it."""
-    keeper = os.getpid()
-    if os.fork() != 0:
+    keeper = posix.getpid()
+    if posix.fork() != 0:
         return None
-    watch = os.pidfd_open(keeper)
-    if os.getppid() != keeper:
-        os._exit(0)  # the keeper died already: nothing was started
+    watch = posix.pidfd_open(keeper)
+    if posix.getppid() != keeper:
+        posix._exit(0)  # the keeper died already: nothing was started
     return watch
 
 
-def _keep() -> NoReturn:
+def _keep() -> "NoReturn":
     """The keeper: wait for the server to end, kill and reap whatever was left, exit."""
     try:
-        os.wait()
+        posix.wait()
     finally:
         _kill_all()
-        os._exit(0)
+        posix._exit(0)
 
 
 def _serve(channel: _socket.socket, parent: int, keeper: int) -> None:
@@ -120,11 +122,11 @@ def _serve(channel: _socket.socket, parent: int, keeper: int) -> None:
         if parent in ready or keeper in ready:
             return
         if step is not None and step[1] in ready:
-            _, status = os.waitpid(step[0], 0)
+            _, status = posix.waitpid(step[0], 0)
             _kill_all()
-            os.close(step[1])
+            posix.close(step[1])
             step = None
-            channel.send(b"exit %d" % os.waitstatus_to_exitcode(status))
+            channel.send(b"exit %d" % posix.waitstatus_to_exitcode(status))
         if channel.fileno() not in ready:
             continue
         message, ancillary, _, _ = channel.recvmsg(
@@ -137,7 +139,7 @@ def _serve(channel: _socket.socket, parent: int, keeper: int) -> None:
             if message == b"kill":
                 _kill_all()
                 if step is not None:
-                    os.close(step[1])
+                    posix.close(step[1])
                 step = None
                 channel.send(b"killed")
             elif message == b"term":
@@ -147,7 +149,7 @@ def _serve(channel: _socket.socket, parent: int, keeper: int) -> None:
                 step = _spawn(channel, message, received)
         finally:
             for fd in received:
-                os.close(fd)
+                posix.close(fd)
 
 
 def _fds(level: int, kind: int, data: bytes) -> list[int]:
@@ -160,7 +162,7 @@ def _fds(level: int, kind: int, data: bytes) -> list[int]:
 
 def _signal_group(pid: int, number: int) -> None:
     try:  # noqa: SIM105 (contextlib would cost another import)
-        os.killpg(pid, number)
+        posix.killpg(pid, number)
     except OSError:
         pass
 
@@ -173,13 +175,13 @@ def _spawn(channel: _socket.socket, message: bytes, stdio: list[int]) -> tuple[i
     cwd, argc = fields[0], int(fields[1])
     argv, env = fields[2 : 2 + argc], fields[2 + argc :]
     try:
-        os.chdir(cwd)
-        pid = os.posix_spawn(
+        posix.chdir(cwd)
+        pid = posix.posix_spawn(
             argv[0],
             argv,
             {key: value for key, _, value in (item.partition(b"=") for item in env)},
             file_actions=[
-                (os.POSIX_SPAWN_DUP2, fd, number)
+                (posix.POSIX_SPAWN_DUP2, fd, number)
                 for number, fd in enumerate(stdio, start=3 - len(stdio))
             ],
             setsid=True,
@@ -189,7 +191,7 @@ def _spawn(channel: _socket.socket, message: bytes, stdio: list[int]) -> tuple[i
         channel.send(b"error %d" % (error.errno or 0))
         return None
     try:
-        pidfd = os.pidfd_open(pid)
+        pidfd = posix.pidfd_open(pid)
     except OSError as error:
         _kill_all()
         channel.send(b"error %d" % (error.errno or 0))
@@ -205,17 +207,17 @@ def _kill_all() -> None:
     whatever was forked meanwhile."""
     while True:
         try:
-            if os.waitpid(-1, os.WNOHANG)[0]:
+            if posix.waitpid(-1, posix.WNOHANG)[0]:
                 continue  # reaped one that was already dead; look again
         except ChildProcessError:
             return
         for pid in _descendants():
             try:  # noqa: SIM105 (contextlib would cost another import)
-                os.kill(pid, _signal.SIGKILL)
+                posix.kill(pid, _signal.SIGKILL)
             except OSError:
                 pass
         try:
-            os.waitpid(-1, 0)
+            posix.waitpid(-1, 0)
         except ChildProcessError:
             return
 
@@ -223,7 +225,7 @@ def _kill_all() -> None:
 def _descendants() -> list[int]:
     """Every process below this one, from the parent pids in /proc."""
     children: dict[int, list[int]] = {}
-    for name in os.listdir("/proc"):
+    for name in posix.listdir("/proc"):
         if name.isdigit():
             try:
                 with open(f"/proc/{name}/stat", "rb") as stat:
@@ -232,13 +234,9 @@ def _descendants() -> list[int]:
                 continue
             children.setdefault(parent, []).append(int(name))
     found: list[int] = []
-    pending = [os.getpid()]
+    pending = [posix.getpid()]
     while pending:
         below = children.get(pending.pop(), [])
         found += below
         pending += below
     return found
-
-
-if __name__ == "__main__":
-    main()

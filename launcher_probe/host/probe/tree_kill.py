@@ -52,14 +52,7 @@ def _await_death(process: psutil.Process, deadline: float) -> None:
     where there is one, else by checking its status now and then."""
     import psutil
 
-    pidfd = open_pidfd(process.pid) if process.is_running() else None
-    if pidfd is not None:
-        try:
-            poller = select.poll()  # not select(): any fd number
-            poller.register(pidfd, select.POLLIN)
-            poller.poll(max(deadline - time.monotonic(), 0.0) * 1000)
-        finally:
-            os.close(pidfd)
+    if process.is_running() and await_exit(process.pid, deadline) is not None:
         return
     while time.monotonic() < deadline:
         try:
@@ -115,6 +108,22 @@ def _holds_write_end(pid: str, pipes: set[str]) -> bool:
     except (OSError, StopIteration, ValueError, IndexError):
         pass
     return False
+
+
+def await_exit(pid: int, deadline: float) -> bool | None:
+    """Wait on ``pid``'s pidfd until it exits (True) or ``deadline`` passes (False); None
+    without a pidfd. Woken at the exit itself, unlike ``Popen.wait(timeout)``, which polls
+    with sleeps doubling from 0.5 ms. ``pid`` must not be reused meanwhile: the caller's
+    unreaped child, or a process it has just checked."""
+    pidfd = open_pidfd(pid)
+    if pidfd is None:
+        return None
+    try:
+        poller = select.poll()  # not select(): any fd number
+        poller.register(pidfd, select.POLLIN)
+        return bool(poller.poll(max(deadline - time.monotonic(), 0.0) * 1000))
+    finally:
+        os.close(pidfd)
 
 
 def open_pidfd(pid: int) -> int | None:

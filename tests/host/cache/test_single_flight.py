@@ -234,7 +234,7 @@ def _supervisors(pid: int) -> list[psutil.Process]:
     found = []
     for child in psutil.Process(pid).children():
         with contextlib.suppress(psutil.Error):
-            if "supervisor_process.py" in " ".join(child.cmdline()):
+            if "supervisor_process" in " ".join(child.cmdline()):
                 found.append(child)
     return found
 

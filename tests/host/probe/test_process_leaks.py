@@ -252,7 +252,7 @@ def test_a_sigkilled_supervisor_process_leaves_nothing_running(
     argv = ["probe", str(fake_codex.path), "--timeout", "600"]
     with hanging_probe_cli(fake_codex, argv, host_env.env, tmp_path / "ready.fifo") as cli:
         tree = psutil.Process(cli.pid).children(recursive=True)
-        supervisors = [p for p in tree if "supervisor_process.py" in " ".join(p.cmdline())]
+        supervisors = [p for p in tree if "supervisor_process" in " ".join(p.cmdline())]
         (daemon,) = fake_codex.daemon_pids()
         assert daemon in {process.pid for process in tree}, "the daemon is below the CLI"
         assert supervisors[0].ppid() == cli.pid, "the keeper is the CLI's child"
