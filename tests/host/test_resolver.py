@@ -361,12 +361,10 @@ def test_a_cache_hit_is_rechecked_against_the_file_when_published(
 # --- the warm path stays light ----------------------------------------------
 
 
-def test_warm_resolve_imports_neither_psutil_nor_filelock(
-    host_env: HostEnv, fake_codex: FakeCodex
-) -> None:
-    published(host_env, fake_codex.path)
+def imported_by_resolve(host_env: HostEnv, codex: Path) -> list[str]:
+    """The modules a fresh ``resolve --codex CODEX`` imports (``-X importtime``)."""
     done = subprocess.run(
-        [*PYTHON_IMPORTTIME, "resolve", "--codex", str(fake_codex.path)],
+        [*PYTHON_IMPORTTIME, "resolve", "--codex", str(codex)],
         env=host_env.env,
         capture_output=True,
         text=True,
@@ -374,7 +372,14 @@ def test_warm_resolve_imports_neither_psutil_nor_filelock(
         check=False,
     )
     assert done.returncode == 0, done.stderr
-    imported = re.findall(r"^import time:.*\|\s*(\S+)$", done.stderr, re.MULTILINE)
+    return re.findall(r"^import time:.*\|\s*(\S+)$", done.stderr, re.MULTILINE)
+
+
+def test_warm_resolve_imports_neither_psutil_nor_filelock(
+    host_env: HostEnv, fake_codex: FakeCodex
+) -> None:
+    published(host_env, fake_codex.path)
+    imported = imported_by_resolve(host_env, fake_codex.path)
     assert "launcher_probe.host.resolver" in imported  # the measurement saw the resolver
     assert [name for name in imported if name.split(".")[0] in {"psutil", "filelock"}] == []
     assert fake_codex.probe_count() == 1
@@ -385,16 +390,7 @@ def test_cold_resolve_of_a_named_binary_imports_no_socket_layer_nor_glob(
 ) -> None:
     """A probe needs neither ``socket``'s Python layer (the supervisor's channel is a
     ``_socket`` pair) nor ``glob`` (no glob place is looked at for a native binary)."""
-    done = subprocess.run(
-        [*PYTHON_IMPORTTIME, "resolve", "--codex", str(fake_codex.path)],
-        env=host_env.env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
-    imported = re.findall(r"^import time:.*\|\s*(\S+)$", done.stderr, re.MULTILINE)
+    imported = imported_by_resolve(host_env, fake_codex.path)
     assert "launcher_probe.host.probe.supervisor_client" in imported  # it probed
     assert fake_codex.probe_count() == 1
     assert {"socket", "glob"} & set(imported) == set()
