@@ -14,10 +14,12 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
+
+from tests.processes import wait_until as wait_until  # the service tests' name for it
 
 #: A hang guard only: every wait below ends as soon as its condition holds.
 DEADLINE = 30.0
@@ -43,15 +45,6 @@ def connect(path: Path | str) -> socket.socket:
         client.close()
         raise
     return client
-
-
-def wait_until(condition: Callable[[], bool], deadline: float = DEADLINE) -> None:
-    """Return once ``condition()`` holds, checking every 10 ms; fail after ``deadline``."""
-    give_up = time.monotonic() + deadline
-    while not condition():
-        if time.monotonic() > give_up:
-            raise AssertionError(f"still not true after {deadline} s: {condition}")
-        time.sleep(0.01)  # a polling interval, not a guess at how long anything takes
 
 
 def read_line(client: socket.socket) -> bytes:

@@ -10,7 +10,6 @@ import signal
 import subprocess
 import sys
 import threading
-import time
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +22,7 @@ from launcher_probe.host.decision import Decision, Published, Withheld
 from launcher_probe.host.resolver import ResolverConfig, resolve_launcher
 from tests.conftest import ROOT, HostEnv, run_cli
 from tests.fakes import HANG_GUARD, FakeCodex
-from tests.processes import dies_soon
+from tests.processes import dies_soon, wait_until
 
 #: A resolver process that says it is ready (one byte on fd argv[1]), then waits for the
 #: go signal (EOF on stdin) before it resolves; at the end it says on stderr which of the
@@ -250,10 +249,14 @@ def test_a_resolver_signalled_before_it_probes_leaves_no_process(
     argv = [*PYTHON_M, "resolve", "--codex", str(fake_codex.path), "--lock-timeout", "600"]
     cli = subprocess.Popen(argv, env=host_env.env, stdout=subprocess.PIPE, text=True)
     try:
-        deadline = time.monotonic() + HANG_GUARD
-        while not (supervisors := _supervisors(cli.pid)):
-            assert time.monotonic() < deadline and cli.poll() is None, "no supervisor launched"
-            time.sleep(0.005)  # polled: the launch has no signal to wait on
+        supervisors: list[psutil.Process] = []
+
+        def launched() -> bool:
+            assert cli.poll() is None, "the resolver ended before it launched a supervisor"
+            supervisors[:] = _supervisors(cli.pid)
+            return bool(supervisors)
+
+        wait_until(launched, HANG_GUARD)  # the launch signals nothing: /proc is watched
         cli.send_signal(signal.SIGTERM)
         cli.communicate(timeout=HANG_GUARD)
         assert cli.returncode == 128 + signal.SIGTERM
@@ -428,11 +431,12 @@ def test_a_waiter_sleeps_in_the_kernel_until_the_claim_goes(
             stderr=subprocess.PIPE,
             text=True,
         )
-        deadline = time.monotonic() + 60
-        while not _in_fcntl(waiter.pid):
-            assert waiter.poll() is None, waiter.communicate()
-            assert time.monotonic() < deadline, "the waiter never blocked in fcntl"
-            time.sleep(0.005)  # a look at /proc: the condition is the waiter's state
+
+        def blocked() -> bool:
+            assert waiter is not None and waiter.poll() is None, waiter and waiter.communicate()
+            return _in_fcntl(waiter.pid)
+
+        wait_until(blocked, 60)  # the waiter's state is seen in /proc only
         written = record.with_name(record.name + ".restored")
         fd = os.open(written, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         os.write(fd, kept)
