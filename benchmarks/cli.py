@@ -118,7 +118,8 @@ WARM_MODULES = (
 def warm(env: Env, runs: int) -> list[Row]:
     """P2: a warm ``resolve --codex`` in a fresh process against what pip's console-script
     wrapper costs before any of it runs (``python -c "import re"``) and against the raw
-    probe, and a warm plain ``resolve`` (discovery mode: the memo) against it; floors:
+    probe, and a warm plain ``resolve`` (discovery mode: the memo; directly on ``PATH``
+    and behind an npm global shim) against it; floors:
     ``python -c pass``, ``python -S``, and the wrapper plus the modules a warm resolve
     imports (``-P``: from the install, never the current directory), doing nothing."""
     resolve = env.resolve_argv()
@@ -292,8 +293,10 @@ def _herd(argv: list[str], env: dict[str, str]) -> list[str]:
 def herd(env: Env, runs: int) -> list[Row]:
     """P4: ``HERD`` cold ``resolve`` processes at once (probes counted: the goal is one per
     herd) against one cold resolve plus ``HERD`` warm ones' CPU spread over the cores
-    (what waiting costs nothing would take); floor: ``HERD`` concurrent ``python -c pass``.
-    Every row runs the herd's own command (``--json``, which says whether it probed)."""
+    (what waiting costs nothing would take), and against one cold resolve plus the same
+    herd with the verdict already on disk (for information); floor: ``HERD`` concurrent
+    ``python -c pass``. Every row runs the herd's own command (``--json``, which says
+    whether it probed)."""
     argv = env.resolve_argv("--json")
     probes: list[int] = []
     herd_cpu: list[float] = []
@@ -346,7 +349,7 @@ def herd(env: Env, runs: int) -> list[Row]:
             1.1,
             note="the wall above also waits for other load; this does not",
         ),
-        # 33 processes on 2 cores: each one's CPU time grows with the crowd (caches, the
+        # 33 processes on a few cores: each one's CPU time grows with the crowd (caches, the
         # scheduler), so the same herd with the verdict already warm shows what waiting
         # itself costs.
         Row(

@@ -27,11 +27,12 @@ def dumps(
     ensure_ascii: bool = True,
     allow_nan: bool = True,
     sort_keys: bool = False,
-    separators: tuple[str, str] = (", ", ": "),
+    separators: tuple[str, str] | None = None,
 ) -> str:
-    """``json.dumps(value, ...)`` with these options: the same text, the same errors (a
-    cycle is a ValueError, a NaN a ValueError without ``allow_nan``)."""
-    item_separator, key_separator = separators
+    """``json.dumps(value, ...)`` with these options (``separators`` None: json's default,
+    ``", "`` and ``": "``): the same text, the same errors (a cycle is a ValueError, a NaN
+    a ValueError without ``allow_nan``)."""
+    item_separator, key_separator = separators or (", ", ": ")
     escape = encode_basestring_ascii if ensure_ascii else encode_basestring
     # The markers dict (json's cycle check) is the call's own: dumps is thread-safe.
     markers: dict[int, object] = {}

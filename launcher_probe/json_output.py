@@ -21,8 +21,6 @@ if TYPE_CHECKING:
 #: The version of every report's shape (docs/json.md); raised when a shape changes
 #: incompatibly (a key removed or renamed, a meaning changed), not when a key is added.
 SCHEMA = 1
-#: ``json.dumps``' separators without ``indent``.
-_LINE = (", ", ": ")
 
 
 def printable(path: str | bytes) -> str:
@@ -83,7 +81,7 @@ def dumps_utf8(
 ) -> str:
     """``json.dumps`` of ``value`` (not ASCII-escaped) that encodes as UTF-8, always."""
     if indent is None:
-        text = dumps(value, ensure_ascii=False, allow_nan=False, separators=separators or _LINE)
+        text = dumps(value, ensure_ascii=False, allow_nan=False, separators=separators)
     else:
         import json  # its Python encoder: the C one writes no indent
 

@@ -208,8 +208,9 @@ def request_meta(
     host_meta: HostMetaInput = None,
     progress_token: str | int | None = None,
 ) -> MetaResult:
-    """``_meta`` for a request of ``method``: :func:`tool_call_meta` or
-    :func:`resource_read_meta`, the one dispatch the CLI's ``meta`` and the helper share.
+    """``_meta`` for a request of ``method``, built as :func:`tool_call_meta` or
+    :func:`resource_read_meta` builds it: the one dispatch the CLI's ``meta`` and the helper
+    share.
     ``BindingWithToolCall`` (before anything is resolved) for a ``tools/call`` with
     ``thread_id`` or ``origin_call_id``; otherwise raises as those do."""
     if method is Method.TOOLS_CALL and (thread_id is not None or origin_call_id is not None):
@@ -322,7 +323,7 @@ def _launcher_verdict(
         raise MetaRejected("a stdio server needs the Decision made before its launch")
     decision = launcher() if callable(launcher) else launcher
     if isinstance(decision, Published):
-        if decision.fingerprint.first_change() is None:  # the replay, on every request
+        if decision.fingerprint.still_matches():  # the replay, on every request
             return decision.descriptor, None, ""
         path = decision.descriptor.codex_executable
         detail = f"{path} changed since it was verified; resolve again before the next launch"

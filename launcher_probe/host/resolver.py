@@ -140,14 +140,17 @@ def resolve_launcher(
             return known
     warnings: list[str] = []
     cache = _open_cache(config, warnings) if use_cache else None
-    claim = None
+    claim = supervisor = None
     if operator is not None and cache is not None:
         stored = cache.published(*operator)
         turn = stored if stored is not None else cache.wait_turn(*operator)
         if isinstance(turn, Published):
             return _with_version_warning(turn.replace(warnings=tuple(warnings)))
-        claim = turn  # this process probes: its waiters go once the verdict is stored
-    supervisor = _supervisor() if claim is not None else None
+        claim = turn  # this process resolves: its waiters go once the verdict is stored
+        # A supervisor launched early for the probe it will run; none when the record
+        # answers with a failed verdict (the attempt makes one should it probe after all).
+        if claim is not None and not cache.holds_verdict(operator[1]):
+            supervisor = _supervisor()
     try:
         if supervisor is not None:
             # Its interpreter starts on another core while the slow path imports (filelock,

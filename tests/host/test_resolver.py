@@ -361,8 +361,9 @@ def test_a_cache_hit_is_rechecked_against_the_file_when_published(
 # --- the warm path stays light ----------------------------------------------
 
 
-def imported_by_resolve(host_env: HostEnv, codex: Path) -> list[str]:
-    """The modules a fresh ``resolve --codex CODEX`` imports (``-X importtime``)."""
+def imported_by_resolve(host_env: HostEnv, codex: Path, code: int = 0) -> list[str]:
+    """The modules a fresh ``resolve --codex CODEX`` imports (``-X importtime``); it must
+    exit ``code``."""
     done = subprocess.run(
         [*PYTHON_IMPORTTIME, "resolve", "--codex", str(codex)],
         env=host_env.env,
@@ -371,7 +372,7 @@ def imported_by_resolve(host_env: HostEnv, codex: Path) -> list[str]:
         timeout=60,
         check=False,
     )
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == code, done.stderr
     return re.findall(r"^import time:.*\|\s*(\S+)$", done.stderr, re.MULTILINE)
 
 
@@ -382,6 +383,20 @@ def test_warm_resolve_imports_neither_psutil_nor_filelock(
     imported = imported_by_resolve(host_env, fake_codex.path)
     assert "launcher_probe.host.resolver" in imported  # the measurement saw the resolver
     assert [name for name in imported if name.split(".")[0] in {"psutil", "filelock"}] == []
+    assert fake_codex.probe_count() == 1
+
+
+def test_a_failed_verdict_on_disk_answers_without_starting_a_supervisor(
+    host_env: HostEnv, fake_codex: FakeCodex
+) -> None:
+    """A fresh failed verdict on disk answers a resolve of the operator's path from the
+    cache: no probe, so no probe supervisor is started (and waited for) either."""
+    fake_codex.set_fault("no_sandbox")
+    code, decision = resolve_json(host_env, "--codex", str(fake_codex.path))
+    assert (code, decision["decision"]) == (3, "withheld")
+    imported = imported_by_resolve(host_env, fake_codex.path, code=3)
+    assert "launcher_probe.host.attempt" in imported  # the slow path answered, from the cache
+    assert "launcher_probe.host.probe.supervisor_client" not in imported
     assert fake_codex.probe_count() == 1
 
 

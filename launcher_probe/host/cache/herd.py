@@ -47,11 +47,11 @@ class Claim:
             self.fd = -1
 
 
-def _taken(fd: int, kind: int) -> bool:
-    """Take (or turn this process's into) a claim of ``kind`` (``LOCK_EX``, ``LOCK_SH``)
-    on ``fd`` without blocking; False when another process's claim is in the way."""
+def _claimed(fd: int) -> bool:
+    """Take the (exclusive) claim on ``fd`` without blocking; False when another process's
+    claim is in the way."""
     try:
-        fcntl.lockf(fd, kind | fcntl.LOCK_NB)
+        fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError:  # EAGAIN or EACCES: held elsewhere (anything else: as if held)
         return False
     return True
@@ -78,7 +78,11 @@ def _gone_in_time(fd: int, timeout: float) -> bool:
             os.close(fd)
             woken.release()
 
-    start_new_thread(wait, ())
+    try:
+        start_new_thread(wait, ())
+    except RuntimeError:  # no thread to be had: as if the claim stayed held
+        os.close(fd)
+        return False
     return woken.acquire(timeout=min(timeout, TIMEOUT_MAX)) and bool(shared)
 
 
@@ -101,7 +105,7 @@ def wait_turn(
     fd = _opened(lock_file)
     if fd is None:
         return None
-    if _taken(fd, fcntl.LOCK_EX):
+    if _claimed(fd):
         return Claim(fd)
     if not _gone_in_time(fd, timeout):
         return None

@@ -158,6 +158,17 @@ class VerdictCache:
             self.memory.put(read.record)
         return read.record
 
+    def holds_verdict(self, path: str) -> bool:
+        """Whether the record on disk for ``path`` (as found) holds a fresh verdict for the
+        files now, passed or failed: then the slow path answers from it and probes nothing."""
+        record = self.disk.read(self.record_file(path)).record
+        return (
+            record is not None
+            and record.path == path
+            and self.lifetimes.fresh(record, self.clock())
+            and record.fingerprint.still_matches()
+        )
+
     def published(self, source: str, path: str, *, behind: str | None = None) -> Published | None:
         """The decision for ``path`` (found through ``source``) that its record on disk
         gives, without discovery: only when the record's walk leads from ``path`` to the

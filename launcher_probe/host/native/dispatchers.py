@@ -15,11 +15,11 @@ The tool's home is the shim directory's parent first, then its variable, then it
 
 from __future__ import annotations
 
-import json
 import os
 import re
 
 from launcher_probe.host.native.trail import Trail
+from launcher_probe.json_core import loads
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
@@ -100,7 +100,7 @@ def _vite_plus(found: str, trail: Trail) -> str | None:
 def _json_field(path: str, name: str, trail: Trail) -> object:
     """Field ``name`` of the JSON object in the file ``path`` (bounded read); None if none."""
     try:
-        value = json.loads(trail.read(path, _RECORD_LIMIT + 1)[:_RECORD_LIMIT])
+        value = loads(trail.read(path, _RECORD_LIMIT + 1)[:_RECORD_LIMIT].decode("utf-8"))
     except (OSError, ValueError, RecursionError):
         return None
     return value.get(name) if isinstance(value, dict) else None

@@ -34,9 +34,9 @@ class NativeResolution:
     """The native binary behind a path: itself when it is one.
 
     ``native`` is None when none could be found; then ``reason`` says which kind of file
-    stood in the way, ``detail`` says why in words and ``tried`` lists every path looked
-    at. ``shim`` is the first shim, dispatcher or wrapper passed through. ``trail`` holds
-    every path looked at (``trail.py``): what the answer depends on.
+    stood in the way, ``detail`` says why in words and ``tried`` lists the places worth
+    naming in it (``Trail.tried``). ``shim`` is the first shim, dispatcher or wrapper passed
+    through. ``trail`` holds every path looked at (``trail.py``): what the answer depends on.
     """
 
     native: str | None

@@ -30,19 +30,30 @@ if TYPE_CHECKING:
     from collections.abc import Iterable
     from typing import Any
 
+    from launcher_probe.host.paths.fingerprint import Replay
+
 
 class Trace(Value):
     """The components met walking some paths (each once) and the names found absent, with
     the ``errno`` their ``lstat`` failed with."""
 
-    __slots__ = ("components", "absent")
+    __slots__ = ("components", "absent", "_replay")
     components: tuple[Component, ...]
     absent: tuple[tuple[str, int], ...]
+    #: What :meth:`still_matches` compares of the components (see ``replay_of``).
+    _replay: Replay
 
     def __init__(
         self, components: tuple[Component, ...], absent: tuple[tuple[str, int], ...]
     ) -> None:
-        super().__init__(components=components, absent=absent)
+        super().__init__(components=components, absent=absent, _replay=replay_of(components))
+
+    def fields(self) -> dict[str, Any]:
+        """The field values by name (the replay, derived from the components, left out)."""
+        return {"components": self.components, "absent": self.absent}
+
+    def _key(self) -> tuple[Any, ...]:
+        return (self.components, self.absent)
 
     @classmethod
     def of(cls, paths: Iterable[str]) -> Trace:
@@ -65,7 +76,7 @@ class Trace(Value):
     def still_matches(self) -> bool:
         """True when every component is the same inode, unchanged, and every absent name
         still fails its ``lstat`` the same way."""
-        if first_change(replay_of(self.components)) is not None:
+        if first_change(self._replay) is not None:
             return False
         for path, number in self.absent:
             try:

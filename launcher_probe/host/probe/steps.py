@@ -15,7 +15,6 @@ stdin, a small explicit environment and a private HOME/CODEX_HOME:
 from __future__ import annotations
 
 import errno
-import json
 import os
 import re
 import time
@@ -29,6 +28,7 @@ from launcher_probe.host.probe.private_dir import private_directory
 from launcher_probe.host.probe.sandbox_failure import sandbox_failure, stderr_gist
 from launcher_probe.host.probe.supervisor_client import Supervisor
 from launcher_probe.host.probe_result import DEFAULT_TIMEOUT, ProbeLevel, ProbeResult, ProbeStep
+from launcher_probe.json_core import dumps
 from launcher_probe.value import Value
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
@@ -176,7 +176,7 @@ class _Probe:
         args = [
             "sandbox",
             "--sandbox-state-json",
-            json.dumps(state, separators=(",", ":")),
+            dumps(state, separators=(",", ":")),
             "--",
             *command,
         ]

@@ -258,7 +258,7 @@ class Supervisor:
 
 
 class SupervisedStep:
-    """One step run below a ``Supervisor``; the step protocol of ``process.run_bounded``."""
+    """One step run below a ``Supervisor``; the step protocol of ``bounded_run.run_bounded``."""
 
     def __init__(
         self,
