@@ -27,7 +27,7 @@ from launcher_probe.host.decision import Published, Withheld
 from launcher_probe.host.discovery.order import discover
 from launcher_probe.host.native.shims import host_target
 from launcher_probe.host.resolver import ResolverConfig, resolve_launcher
-from tests.conftest import HostEnv, run_cli
+from tests.conftest import ROOT, HostEnv, run_cli
 from tests.fakes import FakeCodex, install_fake_codex
 
 PYTHON_M = (sys.executable, "-m", "launcher_probe")
@@ -409,6 +409,28 @@ def test_cold_resolve_of_a_named_binary_imports_no_socket_layer_nor_glob(
     assert "launcher_probe.host.probe.supervisor_client" in imported  # it probed
     assert fake_codex.probe_count() == 1
     assert {"socket", "glob"} & set(imported) == set()
+
+
+def test_discovery_and_native_resolution_import_no_dataclasses() -> None:
+    """Their values are ``Value`` classes: ``dataclasses`` (and ``inspect`` with it) is
+    left to what really needs it (``filelock``, on a miss only)."""
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-X",
+            "importtime",
+            "-c",
+            "import launcher_probe.host.discovery.order, launcher_probe.host.native.follow",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    imported = re.findall(r"^import time:.*\|\s*(\S+)$", done.stderr, re.MULTILINE)
+    assert "launcher_probe.host.native.follow" in imported
+    assert {"dataclasses", "inspect"} & set(imported) == set()
 
 
 # --- the real Codex CLI ------------------------------------------------------

@@ -10,8 +10,6 @@ this host; any other script is ``unrecognised_script``. Nothing is ever run.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 from launcher_probe.contract import Reason
 from launcher_probe.host.native.dispatchers import dispatcher_target
 from launcher_probe.host.native.file_kind import FileKind, classify
@@ -24,13 +22,13 @@ from launcher_probe.host.native.shims import (
 )
 from launcher_probe.host.native.trail import Trail
 from launcher_probe.host.native.wrappers import wrapper_target
+from launcher_probe.value import Value
 
 #: Shims, dispatchers and wrappers followed before giving up (real installs need two).
 MAX_INDIRECTIONS = 6
 
 
-@dataclass(frozen=True, slots=True)
-class NativeResolution:
+class NativeResolution(Value):
     """The native binary behind a path: itself when it is one.
 
     ``native`` is None when none could be found; then ``reason`` says which kind of file
@@ -39,12 +37,31 @@ class NativeResolution:
     through. ``trail`` holds every path looked at (``trail.py``): what the answer depends on.
     """
 
+    __slots__ = ("native", "shim", "tried", "detail", "reason", "trail")
     native: str | None
     shim: str | None
     tried: tuple[str, ...]
-    detail: str = ""
-    reason: Reason = Reason.SHIM_UNRESOLVED
-    trail: Trail = field(compare=False, repr=False, kw_only=True)
+    detail: str
+    reason: Reason
+    trail: Trail
+
+    def __init__(
+        self,
+        native: str | None,
+        shim: str | None,
+        tried: tuple[str, ...],
+        detail: str = "",
+        reason: Reason = Reason.SHIM_UNRESOLVED,
+        *,
+        trail: Trail,
+    ) -> None:
+        super().__init__(
+            native=native, shim=shim, tried=tried, detail=detail, reason=reason, trail=trail
+        )
+
+    def _key(self) -> tuple[object, ...]:
+        """What was found, not how: two resolutions are equal whatever their trails."""
+        return (self.native, self.shim, self.tried, self.detail, self.reason)
 
 
 def resolve_native(path: str) -> NativeResolution:
