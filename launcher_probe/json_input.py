@@ -12,22 +12,26 @@ receives) and every sandbox state goes through ``loads_strict`` (text) or
 - strictness: no NaN/Infinity, no out-of-range or over-long number, no repeated
   key, no lone surrogate (``"\\ud800"`` parses, but is no UTF-8 text: Codex refuses it).
 
-Parsing runs in the C decoder with one light hook per object, then one C re-encode,
-so its time and memory are linear in the (capped) size.
+Parsing runs in the C decoder (``json_core``) with one light hook per object, then one C
+re-encode, so its time and memory are linear in the (capped) size. Text that is strict JSON
+is read without importing the json package, ``dataclasses`` or ``typing`` (the helper's
+client parses every answer here); only text the C scanner refuses (a syntax error, an
+over-long number) imports json, to tell which it is.
 """
 
 from __future__ import annotations
 
-import json
-import math
 import re
 from _json import encode_basestring, make_encoder
-from dataclasses import dataclass
 from itertools import accumulate
-from typing import Any
 
 from launcher_probe.errors import InputRejected
-from launcher_probe.json_core import not_serializable
+from launcher_probe.json_core import loads, not_serializable
+from launcher_probe.value import Value, finite
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = [
     "META_LIMITS",
@@ -58,12 +62,15 @@ class JSONLimitExceeded(InvalidJSON):
     reason = "json_limit_exceeded"
 
 
-@dataclass(frozen=True, slots=True)
-class Limits:
+class Limits(Value):
     """The most one JSON document may hold: UTF-8 bytes and levels of arrays/objects."""
 
+    __slots__ = ("max_bytes", "max_depth")
     max_bytes: int
     max_depth: int
+
+    def __init__(self, max_bytes: int, max_depth: int) -> None:
+        super().__init__(max_bytes=max_bytes, max_depth=max_depth)
 
 
 #: A ``_meta`` object (the caller's, the host's, or a whole received one: two states and
@@ -75,7 +82,8 @@ STATE_LIMITS = Limits(max_bytes=1 << 16, max_depth=32)
 _STRING = re.compile(r'"[^"\\]*+(?:\\.[^"\\]*+)*+"', re.DOTALL)
 _BRACKET = re.compile(r"[][{}]")
 _NESTING = {"[": 1, "{": 1, "]": -1, "}": -1}
-_FLOAT = re.compile(r"-?\d+(?:\.\d+(?:[eE][-+]?\d+)?|[eE][-+]?\d+)")
+#: A number with a fraction or exponent: compiled on an out-of-range error only (re's cache).
+_FLOAT = r"-?\d+(?:\.\d+(?:[eE][-+]?\d+)?|[eE][-+]?\d+)"
 #: ``json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":"))`` as the
 #: C encoder that ``JSONEncoder.encode`` builds on every call, built once: its chunks joined
 #: are that text. No cycle check (``markers``): every value it encodes has been walked first
@@ -138,8 +146,8 @@ def _compact(value: Any, what: str, text: str | None = None) -> tuple[str, int]:
             f"{what} contains a lone surrogate (\\u{code:04x}), which is not UTF-8"
         ) from error
     except ValueError as error:  # an infinite float (1e400 parses as inf), or NaN
-        floats = _FLOAT.findall(_STRING.sub('""', text or ""))
-        huge = next((number for number in floats if math.isinf(float(number))), None)
+        floats = re.findall(_FLOAT, _STRING.sub('""', text or ""))
+        huge = next((number for number in floats if not finite(float(number))), None)
         if huge is not None:
             shown = huge if len(huge) <= 40 else f"{huge[:20]}...{huge[-12:]}"
             raise InvalidJSON(f"{what} number {shown} is out of range") from error
@@ -158,16 +166,17 @@ def loads_strict(text: str, what: str, limits: Limits = META_LIMITS) -> Any:
     _check_size(len(text.encode("utf-8", "surrogatepass")), what, limits)
     _check_depth(_depth(text), what, limits)
     try:
-        value = json.loads(
-            text,
-            parse_constant=_reject_constant(what),
-            object_pairs_hook=_unique_keys(what),
+        value = loads(
+            text, parse_constant=_reject_constant(what), object_pairs_hook=_unique_keys(what)
         )
     except InvalidJSON:
         raise
-    except json.JSONDecodeError as error:
-        raise MalformedJSON(f"{what} is not valid JSON: {error}") from error
-    except ValueError as error:  # an integer longer than sys.get_int_max_str_digits()
+    except ValueError as error:
+        from json import JSONDecodeError  # imported already when the error is one
+
+        if isinstance(error, JSONDecodeError):
+            raise MalformedJSON(f"{what} is not valid JSON: {error}") from error
+        # an integer longer than sys.get_int_max_str_digits()
         raise InvalidJSON(f"{what} number is too long: {error}") from error
     _compact(value, what, text)
     return value

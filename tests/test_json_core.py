@@ -72,6 +72,37 @@ def test_loads_gives_what_json_gives(text: str) -> None:
     assert outcome(json_core.loads, text) == outcome(json.loads, text)
 
 
+def _keep_constant(name: str) -> Any:
+    return ["constant", name]
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"no {name}")
+
+
+def _pairs(pairs: list[tuple[str, Any]]) -> Any:
+    return ["pairs", pairs]
+
+
+def _refuse_repeats(pairs: list[tuple[str, Any]]) -> Any:
+    if len(dict(pairs)) != len(pairs):
+        raise ValueError("a repeated key")
+    return dict(pairs)
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    NEAR_JSON,
+    st.sampled_from([None, _keep_constant, _refuse_constant]),
+    st.sampled_from([None, _pairs, _refuse_repeats]),
+)
+def test_loads_with_hooks_gives_what_json_gives(
+    text: str, parse_constant: Any, object_pairs_hook: Any
+) -> None:
+    hooks = {"parse_constant": parse_constant, "object_pairs_hook": object_pairs_hook}
+    assert outcome(json_core.loads, text, **hooks) == outcome(json.loads, text, **hooks)
+
+
 @settings(max_examples=300, deadline=None)
 @given(VALUES)
 def test_a_value_round_trips_as_json_gives_it(value: Any) -> None:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -141,23 +143,58 @@ def test_the_injector_refuses_a_meta_a_receiver_would_refuse() -> None:
 # --- strictness and types ----------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(
-    ("text", "message"),
-    [
-        ('{"a": 1e400}', "x number 1e400 is out of range"),
-        ('{"s": "1e999", "a": [-2.5E+999]}', "x number -2.5E+999 is out of range"),
-        ('{"a": NaN}', "x contains NaN, which is not JSON"),
-        ('{"a": 1, "b": {"c": 2, "c": 3}}', "x repeats the key 'c'"),
-        ('{"a": "\\ud800"}', "x contains a lone surrogate (\\ud800), which is not UTF-8"),
-        ('{"a": 1' + "0" * 5000 + "}", "x number is too long: "),
-        ("[1,", "x is not valid JSON: "),
-    ],
-)
+#: Texts that are no strict JSON, and how the message for each starts.
+STRICTNESS = [
+    ('{"a": 1e400}', "x number 1e400 is out of range"),
+    ('{"s": "1e999", "a": [-2.5E+999]}', "x number -2.5E+999 is out of range"),
+    ('{"a": NaN}', "x contains NaN, which is not JSON"),
+    ('{"a": 1, "b": {"c": 2, "c": 3}}', "x repeats the key 'c'"),
+    ('{"a": "\\ud800"}', "x contains a lone surrogate (\\ud800), which is not UTF-8"),
+    ('{"a": 1' + "0" * 5000 + "}", "x number is too long: "),
+    ("[1,", "x is not valid JSON: "),
+    ('{"a": 1} [', "x is not valid JSON: "),
+]
+
+
+@pytest.mark.parametrize(("text", "message"), STRICTNESS)
 def test_strictness_messages(text: str, message: str) -> None:
     with pytest.raises(InvalidJSON) as caught:
         loads_strict(text, "x")
     assert str(caught.value).startswith(message)
     assert not isinstance(caught.value, JSONLimitExceeded)
+
+
+def test_strict_text_is_read_without_json_dataclasses_or_typing() -> None:
+    """In a fresh process, strict text parses without importing the json package,
+    dataclasses (inspect) or typing; text that is not strict is refused there with the
+    messages it gets here, where json is imported (a syntax error imports it then)."""
+    script = """
+import sys
+from launcher_probe.json_input import InvalidJSON, Limits, loads_strict
+text = '{"a": [1, 2.5, "x", null, {"b": true}]}'
+assert loads_strict(text, "x", Limits(max_bytes=64, max_depth=3)) == {
+    "a": [1, 2.5, "x", None, {"b": True}]
+}
+print(sorted({"json", "dataclasses", "inspect", "typing"} & set(sys.modules)))
+for text in sys.argv[1:]:
+    try:
+        loads_strict(text, "x")
+    except InvalidJSON as error:
+        print(type(error).__name__, error)
+"""
+    done = subprocess.run(
+        [sys.executable, "-c", script, *(text for text, _ in STRICTNESS)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    expected = ["[]"]
+    for text, _ in STRICTNESS:
+        with pytest.raises(InvalidJSON) as caught:
+            loads_strict(text, "x")
+        expected.append(f"{type(caught.value).__name__} {caught.value}")
+    assert done.stdout.splitlines() == expected
 
 
 @pytest.mark.parametrize(

@@ -217,6 +217,23 @@ def test_a_running_helper_is_asked_by_both_forms(host_env: HostEnv, warm: FakeCo
             assert json.loads(out)["via"] == "local"
 
 
+def test_asking_a_running_helper_imports_no_json_dataclasses_or_typing(
+    host_env: HostEnv, warm: FakeCodex
+) -> None:
+    """The client checks the helper's answer strictly (``json_input`` on ``json_core``)
+    without the json package, dataclasses (and its inspect) or typing."""
+    with short_directory() as directory:
+        path = fresh_socket(directory)
+        env = {**host_env.env, "LAUNCHER_PROBE_SOCKET": str(path)}
+        with running_helper(env, path):
+            code, out, err, modules = run(
+                env, "resolve", "--via", "helper", "--codex", str(warm.path)
+            )
+    assert (code, json.loads(out)) == (0, {"codexExecutable": str(warm.path)}), err
+    assert "launcher_probe.json_input" in modules  # the answer was parsed, strictly
+    assert sorted({"json", "dataclasses", "inspect", "typing"} & set(modules)) == []
+
+
 def test_a_dead_helpers_socket_falls_back_alike(host_env: HostEnv, warm: FakeCodex) -> None:
     with short_directory() as directory:
         path = directory / "stale.sock"

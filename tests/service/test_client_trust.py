@@ -161,6 +161,10 @@ FAKE_HELPER = textwrap.dedent(
         line = json.dumps({"v": 1, "ok": True, "result": result}).encode()
         if mode == "nan":
             line = line.replace(b'"probed_at": 1.0', b'"probed_at": NaN')
+        elif mode == "repeated":  # the last "ok" would make the answer usable
+            line = line.replace(b'"ok": true', b'"ok": false, "ok": true')
+        elif mode == "truncated":
+            line = line[:-1]
         elif mode == "deep":
             line = b"[" * 100000
         client.sendall(line + b"\\n")
@@ -203,11 +207,12 @@ def test_an_answer_for_another_path_is_not_used(
         assert "not for the path asked about" in helper_only.stderr
 
 
-@pytest.mark.parametrize("mode", ["nan", "deep"])
+@pytest.mark.parametrize("mode", ["nan", "repeated", "truncated", "deep"])
 def test_a_malformed_answer_makes_the_client_fall_back(
     host_env: HostEnv, client_socket: Path, fake_codex: FakeCodex, mode: str
 ) -> None:
-    """A11: NaN or a deeply nested answer: resolved in process, never exit 1."""
+    """A11: NaN, a repeated key, a syntax error or a deeply nested answer: resolved in
+    process, never exit 1."""
     with fake_helper(host_env, client_socket, fake_codex.path, mode):
         done = run_cli(
             "resolve", "--json", "--refresh", "--codex", str(fake_codex.path), env=host_env.env

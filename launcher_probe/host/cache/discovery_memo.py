@@ -186,12 +186,13 @@ def record(cache: VerdictCache, found: Discovery) -> None:
 def _behind(chosen: Candidate) -> dict[str, Any] | None:
     """``{"native", "trace"}``: when ``chosen`` reaches its native binary through a shim,
     dispatcher or wrapper, that binary and the trace of every path its resolution looked
-    at, taken between two resolutions that agree and checked unchanged after the second;
-    both None when it does by symlinks alone. None when no replay can prove it."""
+    at, taken between two resolutions that agree (discovery's, ``chosen.resolution``, and
+    one more) and checked unchanged after the second; both None when it does by symlinks
+    alone. None when no replay can prove it."""
     from launcher_probe.host.native.follow import resolve_native
 
-    first = resolve_native(chosen.path)
-    if first.native is None or first.native != chosen.resolved:
+    first = chosen.resolution
+    if first is None or first.native is None or first.native != chosen.resolved:
         return None
     if first.shim is None:
         return {"native": None, "trace": None}

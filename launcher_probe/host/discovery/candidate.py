@@ -17,6 +17,8 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
     from typing import Any
 
+    from launcher_probe.host.native.follow import NativeResolution
+
 #: The Codex CLI's executable name.
 EXECUTABLE = "codex"
 #: Path-rule failures after which there is nothing to resolve.
@@ -29,14 +31,18 @@ class Candidate(Value):
     ``verdict`` applies the path rules to the path as found (its symlink chain) and to the
     native binary a shim resolves to. ``resolved`` is None when nothing could be resolved;
     for a path that fails the path rules it is where its symlinks lead (never read).
+    ``resolution`` is native resolution's answer for ``path`` (None when it was not
+    followed): its trail is what ``resolved`` depends on, which the discovery memo traces.
+    Like that trail in a NativeResolution, it is left out of equality.
     """
 
-    __slots__ = ("source", "path", "resolved", "verdict", "also_found_at")
+    __slots__ = ("source", "path", "resolved", "verdict", "also_found_at", "resolution")
     source: Source
     path: str
     resolved: str | None
     verdict: PathVerdict
     also_found_at: tuple[tuple[Source, str], ...]
+    resolution: NativeResolution | None
 
     def __init__(
         self,
@@ -45,6 +51,8 @@ class Candidate(Value):
         resolved: str | None,
         verdict: PathVerdict,
         also_found_at: tuple[tuple[Source, str], ...] = (),
+        *,
+        resolution: NativeResolution | None = None,
     ) -> None:
         super().__init__(
             source=source,
@@ -52,7 +60,12 @@ class Candidate(Value):
             resolved=resolved,
             verdict=verdict,
             also_found_at=also_found_at,
+            resolution=resolution,
         )
+
+    def _key(self) -> tuple[object, ...]:
+        """What was found, not how: two candidates are equal whatever their resolutions."""
+        return (self.source, self.path, self.resolved, self.verdict, self.also_found_at)
 
     def to_json(self) -> dict[str, Any]:
         """``{"source","path","resolved","ok","reason","detail","also_found_at"}``."""
@@ -85,8 +98,10 @@ def make_candidate(source: Source, path: str) -> Candidate:
     if resolution.native is None:
         tried = ", ".join(printable(tried) for tried in resolution.tried)
         detail = f"{resolution.detail} (tried: {tried})" if tried else resolution.detail
-        return Candidate(source, path, None, PathVerdict(False, resolution.reason, detail))
+        verdict = PathVerdict(False, resolution.reason, detail)
+        return Candidate(source, path, None, verdict, resolution=resolution)
     if resolution.native == path:
-        return Candidate(source, path, path, found)
+        return Candidate(source, path, path, found, resolution=resolution)
     # The native binary is what gets published: it must pass on its own (UTF-8 included).
-    return Candidate(source, path, resolution.native, check_launcher_path(resolution.native))
+    verdict = check_launcher_path(resolution.native)
+    return Candidate(source, path, resolution.native, verdict, resolution=resolution)

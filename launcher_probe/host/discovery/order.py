@@ -150,7 +150,7 @@ class Search:
 
     def result(self) -> Discovery:
         candidates = tuple(
-            Candidate(c.source, c.path, c.resolved, c.verdict, tuple(also))
+            c.replace(also_found_at=tuple(also))
             for c, also in zip(self.candidates, self.also_found, strict=True)
         )
         skipped = tuple({"source": s, "entry": e, "reason": r} for s, e, r in self.skipped)
@@ -225,4 +225,4 @@ def _labelled(candidate: Candidate) -> Candidate:
     leads_to = candidate.resolved or os.path.realpath(candidate.path)
     if f"/packages/{STANDALONE_PACKAGE}/" in leads_to:
         return candidate
-    return Candidate(Source.KNOWN, candidate.path, candidate.resolved, candidate.verdict)
+    return candidate.replace(source=Source.KNOWN)

@@ -15,6 +15,15 @@ from pathlib import Path
 
 import pytest
 
+from launcher_probe.contract import Source
+from launcher_probe.host.cache import discovery_memo
+from launcher_probe.host.cache.policy import VerdictCache
+from launcher_probe.host.decision import Published
+from launcher_probe.host.discovery.candidate import make_candidate
+from launcher_probe.host.discovery.order import Discovery
+from launcher_probe.host.native import follow
+from launcher_probe.host.native.follow import NativeResolution
+from launcher_probe.host.resolver import resolve_launcher
 from tests.commands.test_plain_resolve import HEAVY, imported, run
 from tests.conftest import ROOT, HostEnv
 from tests.fakes import FakeCodex, install_fake_codex
@@ -243,3 +252,45 @@ def test_a_resolution_that_globs_writes_no_memo(host_env: HostEnv, tmp_path: Pat
     code, decision, discovered = resolve(host_env.env)
     assert decision["launcher"] == {"codexExecutable": str(install.fake.path)}
     assert (code, discovered, memos()) == (0, True, [])
+
+
+def test_discoverys_resolution_is_the_first_of_the_two_the_trace_is_taken_between(
+    host_env: HostEnv, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A cold plain resolve behind a shim resolves the native binary twice in all: once in
+    discovery, once more after the trace is taken (the memo's proof)."""
+    layout = _first_on_path(host_env, LAYOUTS["npm shim"](host_env, tmp_path))
+    monkeypatch.setenv("PATH", host_env.env["PATH"])
+    resolved: list[str] = []
+    resolve_native = follow.resolve_native
+
+    def counted(path: str) -> NativeResolution:
+        resolved.append(path)
+        return resolve_native(path)
+
+    monkeypatch.setattr(follow, "resolve_native", counted)
+    decision = resolve_launcher()
+    assert isinstance(decision, Published), decision
+    assert decision.descriptor.codex_executable == str(layout.fake.path)
+    assert len(memos()) == 1
+    assert resolved == [str(layout.bin_dir / "codex")] * 2
+
+
+def test_a_change_between_discovery_and_the_memo_writes_none(
+    host_env: HostEnv, tmp_path: Path
+) -> None:
+    """What discovery's resolution found no longer holds when the memo is written (a
+    platform package Node's lookup reaches first appeared): the second resolution
+    disagrees, and no memo names the binary discovery found (without the change, one does)."""
+    layout = npm_global(tmp_path / "npm-prefix", sibling=True)
+    shim = str(layout.bin_dir / "codex")
+    found = Discovery((make_candidate(Source.PATH, shim),), (), ({"source": "path", "path": shim},))
+    assert found.candidates[0].resolved == str(layout.fake.path)
+    cache = VerdictCache()
+    cache.disk.check_directories(create=True)
+    discovery_memo.record(cache, found)
+    (written,) = memos()
+    written.unlink()
+    _nested_package_appears(layout, tmp_path)
+    discovery_memo.record(cache, found)
+    assert memos() == []
