@@ -39,6 +39,7 @@ __all__ = [
     "InvalidJSON",
     "JSONLimitExceeded",
     "Limits",
+    "NonStringKey",
     "checked_size",
     "checked_value",
     "loads_strict",
@@ -49,6 +50,15 @@ class InvalidJSON(InputRejected, ValueError):
     """Text or a value that is not strict JSON; the message starts with what it is."""
 
     reason = "invalid_json"
+
+
+class NonStringKey(InvalidJSON):
+    """A value whose walk (``checked_value``) met an object key that is no string: the
+    first fault it met; ``key`` is that key."""
+
+    def __init__(self, what: str, key: object) -> None:
+        super().__init__(f"{what} has a {type(key).__name__} key, not a string")
+        self.key = key
 
 
 class MalformedJSON(InvalidJSON):
@@ -207,7 +217,7 @@ def _checked(value: Any, what: str, limits: Limits) -> tuple[str, int]:
         if isinstance(item, dict):
             for key in item:
                 if not isinstance(key, str):
-                    raise InvalidJSON(f"{what} has a {type(key).__name__} key, not a string")
+                    raise NonStringKey(what, key)
                 budget -= len(key) + 4
             children = item.values()
         else:

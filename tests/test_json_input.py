@@ -21,6 +21,7 @@ from launcher_probe.json_input import (
     STATE_LIMITS,
     InvalidJSON,
     JSONLimitExceeded,
+    NonStringKey,
     checked_value,
     loads_strict,
 )
@@ -203,6 +204,15 @@ for text in sys.argv[1:]:
 def test_values_that_are_not_json_are_refused(value: Any) -> None:
     with pytest.raises(InvalidJSON):
         checked_value(value, "x")
+
+
+@pytest.mark.parametrize("key", [1, None, (1, 2)])
+def test_a_key_that_is_no_string_is_named_with_the_key_at_any_depth(key: object) -> None:
+    for value in ({key: 0}, {"a": [{"b": {key: 0}}]}):
+        with pytest.raises(NonStringKey) as caught:
+            checked_value(value, "x")
+        assert caught.value.key is key
+        assert str(caught.value) == f"x has a {type(key).__name__} key, not a string"
 
 
 def test_subclasses_of_json_types_are_json() -> None:

@@ -24,6 +24,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "launcher_probe.value",
         "launcher_probe.errors",
         "launcher_probe.extras",
+        "launcher_probe.interpreter_name",
         "launcher_probe.json_core",
         "launcher_probe.json_output",
         "launcher_probe.messages",

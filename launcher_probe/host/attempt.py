@@ -184,9 +184,8 @@ class Attempt:
 
     def probe(self, fingerprint: Fingerprint) -> Verdict | None:
         from launcher_probe.host.probe.steps import probe_below  # a miss only: spawns processes
-        from launcher_probe.host.probe.supervisor_client import Supervisor
 
-        supervisor, self.supervisor = self.supervisor or Supervisor(), None
+        supervisor, self.supervisor = self.supervisor, None  # None: the probe makes one
         probed_at = self.clock()
         result = probe_below(supervisor, fingerprint.native, timeout=self.timeout)
         if not fingerprint.still_matches():

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from launcher_probe.contract import (
@@ -21,7 +21,7 @@ from launcher_probe.contract import (
     SANDBOX_KEYS,
 )
 from launcher_probe.errors import InputRejected
-from launcher_probe.json_input import META_LIMITS, InvalidJSON, checked_size
+from launcher_probe.json_input import META_LIMITS, InvalidJSON, NonStringKey, checked_size
 
 #: The MCP progress token: set by the host after every other key.
 PROGRESS_TOKEN_KEY = "progressToken"  # noqa: S105  (a _meta key, not a secret)
@@ -110,19 +110,19 @@ class ReservedKeys:
 
 def caller_object(caller_meta: object) -> tuple[dict[str, Any], int]:
     """The caller's ``_meta`` (``None`` is ``{}``) as a new dict, and its size as compact
-    JSON; MetaRejected when it is no JSON object within ``META_LIMITS``."""
+    JSON; MetaRejected when it is no JSON object within ``META_LIMITS``, naming the first
+    fault the walk of that copy meets (the caller's object is read once, by the copy)."""
     if caller_meta is None:
         return {}, 0
     if type(caller_meta) is not dict and not isinstance(caller_meta, Mapping):
         raise MetaRejected(f"invalid type: {_json_kind(caller_meta)}, expected a map")
-    try:
-        return _json_object(caller_meta, "caller metadata")
-    except MetaRejected:  # the walk refuses a key that is no string: named as Codex names it
-        for key in caller_meta:
-            if not isinstance(key, str):
-                message = f"invalid type: {_json_kind(key)} key, expected a string"
-                raise MetaRejected(message) from None
-        raise
+    return _json_object(caller_meta, "caller metadata", name_key=_caller_key_fault)
+
+
+def _caller_key_fault(key: object) -> str:
+    """A caller key that is no string, at any depth, worded as Codex words a wrong type
+    (JSON text cannot hold one: only a Python caller can pass it)."""
+    return f"invalid type: {_json_kind(key)} key, expected a string"
 
 
 def host_object(host_meta: object) -> tuple[dict[str, Any], int]:
@@ -166,10 +166,17 @@ class HostMeta:
         return found
 
 
-def _json_object(value: Mapping[str, Any], what: str) -> tuple[dict[str, Any], int]:
+def _json_object(
+    value: Mapping[str, Any], what: str, *, name_key: Callable[[object], str] | None = None
+) -> tuple[dict[str, Any], int]:
+    """A copy of ``value`` and its size, checked in one walk of the copy; MetaRejected with
+    the first fault the walk met (a key that is no string in ``name_key``'s words, if
+    given)."""
     copy = dict(value)
     try:
         return copy, checked_size(copy, what, META_LIMITS)
+    except NonStringKey as error:
+        raise MetaRejected(str(error) if name_key is None else name_key(error.key)) from error
     except InvalidJSON as error:
         raise MetaRejected(str(error)) from error
 

@@ -148,9 +148,12 @@ def resolve_launcher(
             return _with_version_warning(turn.replace(warnings=tuple(warnings)))
         claim = turn  # this process resolves: its waiters go once the verdict is stored
         # A supervisor launched early for the probe it will run; none when the record
-        # answers with a failed verdict (the attempt makes one should it probe after all).
+        # answers with a failed verdict (the probe makes one should it run after all).
         if claim is not None and not cache.holds_verdict(operator[1]):
-            supervisor = _supervisor()
+            # The probe stage, imported here, would be imported for the probe anyway.
+            from launcher_probe.host.probe.steps import probe_supervisor
+
+            supervisor = probe_supervisor()
     try:
         if supervisor is not None:
             # Its interpreter starts on another core while the slow path imports (filelock,
@@ -165,14 +168,6 @@ def resolve_launcher(
         if claim is not None:
             claim.release()
     return decision
-
-
-def _supervisor() -> Supervisor:
-    """A supervisor for the probe this process is about to run (the probe stage, imported
-    here, would be imported for the probe anyway)."""
-    from launcher_probe.host.probe.supervisor_client import Supervisor
-
-    return Supervisor()
 
 
 def _discover_and_decide(

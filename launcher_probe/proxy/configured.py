@@ -5,14 +5,13 @@ commands' own options (``proxy.options``)."""
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Sequence
 from typing import Any
 
 from launcher_probe.errors import UsageError
+from launcher_probe.interpreter_name import is_python
 
 COMMANDS = ("proxy", "wrap")
-_PYTHON = re.compile(r"python[0-9.]*")
 
 
 def launcher_probe_words(command: str | None, args: Sequence[str]) -> list[str] | None:
@@ -21,7 +20,7 @@ def launcher_probe_words(command: str | None, args: Sequence[str]) -> list[str] 
     if command is None:
         return None
     name, words = os.path.basename(command), list(args)
-    if _PYTHON.fullmatch(name) and words[:2] == ["-m", "launcher_probe"]:
+    if is_python(name) and words[:2] == ["-m", "launcher_probe"]:
         words = words[2:]
     elif name != "launcher-probe":
         return None

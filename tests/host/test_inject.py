@@ -6,6 +6,7 @@ import copy
 import json
 import os
 import time
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -125,9 +126,62 @@ def test_absent_or_null_caller_meta_is_an_empty_object(method: str, caller_meta:
 
 
 @pytest.mark.parametrize("method", METHODS)
-def test_non_string_keys_are_rejected(method: str) -> None:
-    with pytest.raises(MetaRejected, match="expected a string"):
-        meta_for(method, stdio(), caller_meta={1: "x"})
+@pytest.mark.parametrize(
+    ("caller_meta", "kind"),
+    [
+        ({1: "x"}, "number"),
+        ({"a": {1: 2}}, "number"),
+        ({"a": [{"b": {True: 1}}]}, "boolean"),
+        ({"a": {"b": {None: 1}}, "c": float("nan")}, "NoneType"),
+        ({"a": {(1,): 2}}, "sequence"),
+    ],
+)
+def test_non_string_keys_are_rejected_in_one_wording_at_any_depth(
+    method: str, caller_meta: dict[Any, Any], kind: str
+) -> None:
+    """JSON text holds no such key (Codex never sees one); a Python caller's is named in
+    Codex's words for a wrong type wherever it is."""
+    with pytest.raises(MetaRejected) as caught:
+        meta_for(method, stdio(), caller_meta=caller_meta)
+    assert str(caught.value) == f"invalid type: {kind} key, expected a string"
+
+
+class _IteratesAnotherKey(dict[Any, Any]):
+    """A dict whose iteration names a key it does not hold (``dict()`` copies its items)."""
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter([1])
+
+
+class _ShiftingKeys(Mapping[Any, Any]):
+    """A mapping whose keys are strings on the first look, and not on any later one."""
+
+    def __init__(self) -> None:
+        self.looks = 0
+
+    def __getitem__(self, key: Any) -> Any:
+        return float("nan")
+
+    def __len__(self) -> int:
+        return 1
+
+    def __iter__(self) -> Iterator[Any]:
+        self.looks += 1
+        return iter(["a"] if self.looks == 1 else [1])
+
+
+@pytest.mark.parametrize("method", METHODS)
+@pytest.mark.parametrize("make", [lambda: _IteratesAnotherKey(a=float("nan")), _ShiftingKeys])
+def test_the_fault_named_is_the_one_the_walk_of_the_copy_met(
+    method: str, make: Callable[[], Mapping[Any, Any]]
+) -> None:
+    """The caller's object is looked at once (copied), and the copy's walk says what is
+    wrong: NaN here, never a key the caller's object shows on a second look."""
+    with pytest.raises(ValueError) as nan:
+        json.dumps(float("nan"), allow_nan=False)
+    with pytest.raises(MetaRejected) as caught:
+        meta_for(method, stdio(), caller_meta=make())
+    assert str(caught.value) == f"caller metadata is not JSON: {nan.value}"
 
 
 # --- rule 2: reserved keys ------------------------------------------------------------------

@@ -28,6 +28,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from types import TracebackType
 
 from launcher_probe.host.probe.tree_kill import await_exit, kill_pipe_writers, kill_tree
+from launcher_probe.interpreter_name import is_python
 
 #: How long the supervisor may take to start, to answer a spawn, or to kill and reap a
 #: tree, before it is presumed wedged and killed with what psutil can still find.
@@ -44,11 +45,6 @@ SUPERVISOR_ARGV = (
 )
 
 
-def _is_python(name: str) -> bool:
-    """Whether ``name`` is ``python`` followed by ASCII digits and dots (``python3.11``)."""
-    return name.startswith("python") and not name[6:].strip("0123456789.")
-
-
 class NotReady(Exception):
     """The supervisor did not start before the step's deadline."""
 
@@ -63,7 +59,7 @@ class Supervisor:
         self._launching: tuple[LockType, LockType] | None = None
         self._ready = False
         # Only an interpreter by name: an embedding host's sys.executable may be the host.
-        self._usable = sys.platform == "linux" and _is_python(os.path.basename(sys.executable))
+        self._usable = sys.platform == "linux" and is_python(os.path.basename(sys.executable))
 
     def __enter__(self) -> Supervisor:
         return self
