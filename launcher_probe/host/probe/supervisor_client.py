@@ -33,6 +33,10 @@ from launcher_probe.interpreter_name import is_python
 #: How long the supervisor may take to start, to answer a spawn, or to kill and reap a
 #: tree, before it is presumed wedged and killed with what psutil can still find.
 HANG_GUARD = 10.0
+#: How long the launching thread waits for its go-ahead (``launch``) before it gives up,
+#: starting nothing: only a signal that unwound the launch before it was on record keeps
+#: the go-ahead from coming (the wait is two statements long otherwise).
+GO_AHEAD_WAIT = HANG_GUARD
 #: How the supervisor runs (``python ARGV... SOCKET_FD PARENT_PID``): no site-packages, no
 #: environment, its module imported from this directory by name, so from its cached
 #: bytecode (a script is compiled on every run), and no package ``__init__`` of this one.
@@ -79,8 +83,8 @@ class Supervisor:
         if not self._usable or self._launching is not None or self._channel is not None:
             return
         # The thread waits for the go-ahead until this launch is on record, so a signal
-        # that unwinds from anywhere in here leaves either nothing started or a launch
-        # that ``_launched`` waits for.
+        # that unwinds from anywhere in here leaves nothing started (a thread that gives
+        # up after GO_AHEAD_WAIT, at most) or a launch that ``_launched`` waits for.
         go_ahead, ended = allocate_lock(), allocate_lock()
         go_ahead.acquire()
         ended.acquire()
@@ -99,7 +103,8 @@ class Supervisor:
             go_ahead, ended = launching
             if go_ahead.locked():  # not given (a signal came first), or taken by the thread
                 go_ahead.release()  # which holds it for no purpose: either way, go
-            ended.acquire()  # the thread cleared ``_launching`` before: no second wait
+            ended.acquire()
+            self._launching = None  # ended: no second wait
         return self._channel
 
     def start(self, deadline: float) -> bool:
@@ -124,9 +129,17 @@ class Supervisor:
         return self._usable
 
     def _launch(self, go_ahead: LockType, ended: LockType) -> None:
-        """The launching thread: start the supervisor process; keep it and the parent's end
-        of its socket, or neither (OSError: gone, not executable, or short of resources)."""
-        go_ahead.acquire()
+        """The launching thread: once given the go-ahead, start the supervisor process;
+        without it in ``GO_AHEAD_WAIT`` seconds, nothing (nobody will wait for this launch)."""
+        try:
+            if go_ahead.acquire(timeout=GO_AHEAD_WAIT):
+                self._start_process()
+        finally:
+            ended.release()
+
+    def _start_process(self) -> None:
+        """Start the supervisor process; keep it and the parent's end of its socket, or
+        neither (OSError: gone, not executable, or short of resources)."""
         try:
             # _socket, not socket: its enums and array cost a cold probe a millisecond or two.
             ours, theirs = _socket.socketpair(_socket.AF_UNIX, _socket.SOCK_SEQPACKET)
@@ -150,9 +163,6 @@ class Supervisor:
             self._channel = ours
         except OSError:
             pass  # no channel: ``start`` finds the supervisor unusable
-        finally:
-            self._launching = None
-            ended.release()
 
     def fileno(self) -> int:
         """The socket: readable when the supervisor reports (or dies)."""

@@ -7,6 +7,8 @@ psutil tree walk or pipe search reaches; only the supervisor's subreaper does.
 
 from __future__ import annotations
 
+import _thread
+import contextlib
 import ctypes
 import os
 import select
@@ -15,13 +17,15 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import psutil
 import pytest
 
 from launcher_probe.contract import Reason
+from launcher_probe.host.probe import supervisor_client
 from launcher_probe.host.probe.bounded_run import run_bounded
 from launcher_probe.host.probe.private_dir import ORPHAN_SECONDS, OWNER, PREFIX, sweep_abandoned
 from launcher_probe.host.probe.steps import probe_below, probe_launcher
@@ -64,7 +68,8 @@ def _kill_stray_daemons(fake_codex: FakeCodex) -> Iterator[None]:
     """A failing test must not leave its daemons running for the rest of the run."""
     yield
     for pid in live_daemons(fake_codex):
-        os.kill(pid, signal.SIGKILL)
+        with contextlib.suppress(ProcessLookupError):  # it may end between list and kill
+            os.kill(pid, signal.SIGKILL)
 
 
 def test_a_double_forked_daemon_dies_with_a_successful_probe(fake_codex: FakeCodex) -> None:
@@ -129,6 +134,30 @@ def test_a_supervisor_closed_before_it_is_ready_leaves_nothing() -> None:
     (launched,) = psutil.Process().children()
     supervisor.close()
     assert gone(launched.pid) and psutil.Process().children() == []
+
+
+def test_a_launch_unwound_before_it_is_on_record_leaves_no_thread_behind(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A signal whose handler raises just after the launching thread started, before the
+    launch is on record (nobody will give that thread its go-ahead): the thread gives up
+    after GO_AHEAD_WAIT and starts nothing, and the supervisor closes at once."""
+    monkeypatch.setattr(supervisor_client, "GO_AHEAD_WAIT", 0.2)
+    started: list[tuple[Any, ...]] = []
+
+    def start_then_unwind(function: Callable[..., None], args: tuple[Any, ...]) -> int:
+        started.append(args)
+        thread = _thread.start_new_thread(function, args)
+        raise KeyboardInterrupt(thread)  # what the CLI's handler does, at the next statement
+
+    monkeypatch.setattr(supervisor_client, "start_new_thread", start_then_unwind)
+    supervisor = Supervisor()
+    with pytest.raises(KeyboardInterrupt):
+        supervisor.launch()
+    supervisor.close()
+    ((_, ended),) = started
+    assert ended.acquire(timeout=HANG_GUARD), "the launching thread is still waiting"
+    assert psutil.Process().children() == []
 
 
 def _process_state() -> dict[str, object]:
