@@ -73,6 +73,27 @@ def discovering(env: Env) -> dict[str, str]:
     }
 
 
+def after_globs(env: Env) -> dict[str, str]:
+    """Discovery's environment (``discovering``) with the binary at no ``PATH`` entry but
+    at Linuxbrew's known place, ``~/.linuxbrew/bin/codex`` (a symlink to it), which comes
+    after the version managers' glob places (none matching): an MCP host started without
+    the user's ``PATH``."""
+    environment = {**discovering(env), **env.with_cache("discovery-globs")}
+    home = env.scratch / "globs-home"
+    bin_dir = home / ".linuxbrew" / "bin"
+    bin_dir.mkdir(parents=True, exist_ok=True)
+    home.chmod(0o700)
+    (home / ".config").mkdir(mode=0o700, exist_ok=True)
+    if not (bin_dir / "codex").is_symlink():
+        (bin_dir / "codex").symlink_to(env.codex)
+    return {
+        **environment,
+        "PATH": "/usr/bin:/bin",
+        "HOME": str(home),
+        "XDG_CONFIG_HOME": str(home / ".config"),
+    }
+
+
 def npm_shim(env: Env) -> dict[str, str]:
     """Discovery's environment (``discovering``) with an npm global install first on PATH
     instead: ``prefix/bin/codex -> ../lib/node_modules/@openai/codex/bin/codex.js``, the
@@ -118,8 +139,9 @@ WARM_MODULES = (
 def warm(env: Env, runs: int) -> list[Row]:
     """P2: a warm ``resolve --codex`` in a fresh process against what pip's console-script
     wrapper costs before any of it runs (``python -c "import re"``) and against the raw
-    probe, and a warm plain ``resolve`` (discovery mode: the memo; directly on ``PATH``
-    and behind an npm global shim) against it; floors:
+    probe, and a warm plain ``resolve`` (discovery mode: the memo; directly on ``PATH``,
+    behind an npm global shim, and at a known place after the glob places) against it;
+    floors:
     ``python -c pass``, ``python -S``, and the wrapper plus the modules a warm resolve
     imports (``-P``: from the install, never the current directory), doing nothing."""
     resolve = env.resolve_argv()
@@ -128,8 +150,10 @@ def warm(env: Env, runs: int) -> list[Row]:
     env.run(plain, plain_env)  # discovery in full once: the memo is written
     shim_env = npm_shim(env)
     env.run(plain, shim_env)  # the same through the npm shim
+    globs_env = after_globs(env)
+    env.run(plain, globs_env)  # the same after the glob places
     python = env.python
-    base, measured, bare, wrapper, raw, discovered, imports, shimmed = interleaved_medians(
+    base, measured, bare, wrapper, raw, discovered, imports, shimmed, globbed = interleaved_medians(
         [
             env.runner([python, "-c", "pass"]),
             env.runner(resolve),
@@ -139,6 +163,7 @@ def warm(env: Env, runs: int) -> list[Row]:
             env.runner(plain, plain_env),
             env.runner([python, "-P", "-c", f"import re; import {', '.join(WARM_MODULES)}"]),
             env.runner(plain, shim_env),
+            env.runner(plain, globs_env),
         ],
         runs,
     )
@@ -170,6 +195,14 @@ def warm(env: Env, runs: int) -> list[Row]:
             measured,
             1.3,
             note="the memo's trace of the shim's lookup, same binary",
+        ),
+        Row(
+            "discovery mode, after glob places: warm plain resolve",
+            globbed,
+            "warm resolve --codex",
+            measured,
+            1.3,
+            note="Linuxbrew's place, no PATH entry: the memo's globs matched again",
         ),
         Row("  floor: python -S -c pass", bare, passes, base, None, note="no site"),
         Row(

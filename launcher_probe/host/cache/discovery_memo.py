@@ -4,13 +4,17 @@ stats before answering from the verdict, so a warm one needs no discovery.
 Discovery's answer is a function of its inputs: the environment variables it reads
 (``VARIABLES``), the user, the operator's config file, the shell profiles and
 ``~/.npmrc`` it reads, the harness ancestry, and, place by place in order, whether a file
-is there. A memo is written after a full discovery that published its *first* candidate,
-found at a place that is no glob and behind no glob place: then every place searched
-before it was absent. It records those inputs: the variables' values (the memo's file name
-is their digest, so each environment has its own), the effective uid, the config file's
-walk (or that it is absent), each profile's and ``~/.npmrc``'s identity, the ancestry read
-from ``/proc`` (pid, start time, executable, command line of each ancestor), each earlier
-place, and the chosen source and path. When that path reaches its native binary through
+is there, or what a glob place matches. A memo is written after a full discovery that
+published its *first* candidate: then every place searched before it was absent, and
+every glob place before it matched nothing. It records those inputs: the variables'
+values (the memo's file name is their digest, so each environment has its own), the
+effective uid, the config file's walk (or that it is absent), each profile's and
+``~/.npmrc``'s identity, the ancestry read from ``/proc`` (pid, start time, executable,
+command line of each ancestor), each earlier place, each glob place's pattern and
+matches up to the chosen place (when a glob found it, it is that glob's newest match),
+and the chosen source and path. A glob is replayed by matching it again with the
+function discovery uses (``native/newest.py``): the same matches, within the cap, or a
+miss. When that path reaches its native binary through
 a shim, dispatcher or wrapper, it also records the binary and the trace
 (``paths/trace.py``) of every path native resolution looked at (``native/trail.py``: the
 shim, the ``package.json`` files, the platform package's directories, the places tried
@@ -23,7 +27,6 @@ A memo file is distrusted on read like a record and removed by ``cache clear``.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import stat
 
@@ -67,7 +70,7 @@ VARIABLES = (
 )
 #: Files under HOME whose contents add places (shell profiles) or name one (``.npmrc``).
 HOME_FILES = (".zshrc", ".bashrc", ".zprofile", ".bash_profile", ".profile", ".npmrc")
-MEMO_VERSION = 2
+MEMO_VERSION = 3
 MAX_MEMO_BYTES = 1 << 18
 #: Ancestors read at most (a deeper tree is no memo).
 MAX_ANCESTORS = 64
@@ -146,19 +149,10 @@ def record(cache: VerdictCache, found: Discovery) -> None:
 
     chosen = found.candidates[0]
     place = {"source": str(chosen.source), "path": chosen.path}
-    searched = list(found.searched)
-    if place["source"] == "harness":  # found by the ancestry, which the memo compares
-        earlier = []
-    elif place in searched:
-        earlier = [item for item in searched[: searched.index(place)] if item["path"]]
-    else:
-        return  # relabelled (a standalone place holding another install)
-    labels = [item["source"] for item in earlier if not os.path.isabs(item["path"])]
-    if labels not in ([], ["harness"]) or not all(map(_plain, _environment().values())):
+    earlier = _searched_before(found, place)
+    if earlier is None or not all(map(_plain, _environment().values())):
         return
-    earlier = [item for item in earlier if os.path.isabs(item["path"])]
-    if any("*" in item["path"] or not _plain(item["path"]) for item in [*earlier, place]):
-        return  # a glob can gain matches without any place changing
+    absent, globs = earlier
     config = str(config_file())
     memo: dict[str, Any] = {
         "version": MEMO_VERSION,
@@ -167,7 +161,8 @@ def record(cache: VerdictCache, found: Discovery) -> None:
         **_inputs(config),
         "config_file": config,
         "config_walk": None,
-        "absent": [item["path"] for item in earlier],
+        "absent": absent,
+        "globs": globs,
         "chosen": place,
     }
     if memo["ancestry"] is None or any(os.path.lexists(path) for path in memo["absent"]):
@@ -181,6 +176,48 @@ def record(cache: VerdictCache, found: Discovery) -> None:
         except OSError:
             return
     _write(cache, memo)
+
+
+def _searched_before(
+    found: Discovery, place: dict[str, str]
+) -> tuple[list[str], list[list[Any]]] | None:
+    """What full discovery judged before it found ``place``, its first candidate: the
+    literal places searched before it (absent) and ``[pattern, matches]`` of each glob
+    place up to it (``newest_matches`` now: none before it; ``place`` the newest match of
+    its own, when found by one). None when that cannot be memoised: ``place`` is no place
+    searched (relabelled: a standalone place holding another install), a glob place
+    before it matches, its own glob's matches pass the cap, or a name ``printable``
+    escapes."""
+    if place["source"] == "harness":  # found by the ancestry, which the memo compares
+        return [], []
+    if not _plain(place["path"]):
+        return None
+    from launcher_probe.host.native.newest import newest_matches
+
+    patterns = dict(found.patterns)
+    absent: list[str] = []
+    globs: list[list[Any]] = []
+    for item in found.searched:
+        if not item["path"]:
+            continue
+        if not _plain(item["path"]):
+            return None
+        pattern = patterns.get(item["path"])
+        if pattern is None and item == place:
+            return absent, globs
+        if pattern is None:
+            if os.path.isabs(item["path"]):
+                absent.append(item["path"])
+            elif item["source"] != "harness":
+                return None
+            continue
+        matches, complete = newest_matches(pattern)
+        globs.append([pattern, matches])
+        if matches and matches[0] == place["path"] and item["source"] == place["source"]:
+            return (absent, globs) if complete else None
+        if matches:
+            return None
+    return None
 
 
 def _behind(chosen: Candidate) -> dict[str, Any] | None:
@@ -215,6 +252,7 @@ def _behind(chosen: Candidate) -> dict[str, Any] | None:
 
 
 def _write(cache: VerdictCache, memo: dict[str, Any]) -> None:
+    import contextlib  # with tempfile: writing a memo is the slow path's
     import tempfile
 
     try:
@@ -260,6 +298,21 @@ def _read(file: str) -> dict[str, Any] | None:
     return memo if isinstance(memo, dict) and memo.get("version") == MEMO_VERSION else None
 
 
+def _globs_match(globs: Any) -> bool:
+    """Whether each ``[pattern, matches]`` of ``globs`` matches the same now, within the cap
+    (``newest_matches``, as discovery globs); TypeError when ``globs`` is no such list."""
+    if not isinstance(globs, list):
+        raise TypeError("globs")
+    if not globs:
+        return True
+    from launcher_probe.host.native.newest import newest_matches
+
+    for pattern, matches in globs:
+        if not isinstance(pattern, str) or newest_matches(pattern) != (matches, True):
+            return False
+    return True
+
+
 def replay(cache: VerdictCache) -> Published | None:
     """The decision full discovery would make now, from this environment's memo and the
     record on disk, or None (a miss: discover in full)."""
@@ -297,6 +350,8 @@ def replay_choice(cache: VerdictCache) -> tuple[str, str, str | None] | None:
         if walk is not None and not Fingerprint.from_record_json(walk).still_matches():
             return None
         if any(os.path.lexists(place) for place in absent):
+            return None
+        if not _globs_match(memo["globs"]):
             return None
         native = memo["native"]["native"]
         if native is None:

@@ -14,7 +14,7 @@ import pytest
 
 from launcher_probe.host.cache import discovery_memo as memo
 from launcher_probe.host.cache.memory import MEMORY
-from tests.commands.test_plain_resolve import HEAVY, imported, run
+from tests.commands.test_plain_resolve import CONSOLE_SCRIPT, HEAVY, imported, run
 from tests.conftest import ROOT, HostEnv
 from tests.fakes import FakeCodex, install_fake_codex
 from tests.host.memo_check import memo_agrees_with_discovery, memos
@@ -181,12 +181,14 @@ def test_in_process_the_memo_agrees_with_discovery(host_env: HostEnv, on_path: F
 def test_a_warm_plain_resolve_through_the_memo_imports_only_what_it_needs(
     host_env: HostEnv, on_path: FakeCodex
 ) -> None:
-    """As a warm ``resolve --codex`` (tests/commands/test_plain_resolve.py): in a fresh interpreter
-    without site-packages, nothing of discovery, psutil, platformdirs or the lock."""
+    """As a warm ``resolve --codex`` (tests/commands/test_plain_resolve.py): the console
+    script's statement in a fresh interpreter without site-packages imports nothing of
+    discovery, psutil, platformdirs or the lock; with no glob place before the place
+    found, neither glob nor contextlib."""
     resolve(host_env.env)
     env = {**host_env.env, "PYTHONPATH": str(ROOT)}
     done = subprocess.run(
-        [sys.executable, "-S", "-X", "importtime", "-m", "launcher_probe", "resolve"],
+        [sys.executable, "-S", "-X", "importtime", "-c", CONSOLE_SCRIPT, "resolve"],
         env=env,
         capture_output=True,
         text=True,
@@ -196,5 +198,5 @@ def test_a_warm_plain_resolve_through_the_memo_imports_only_what_it_needs(
     assert done.returncode == 0, done.stderr
     loaded = set(imported(done.stderr))
     assert "launcher_probe.host.cache.discovery_memo" in loaded
-    assert sorted(loaded & HEAVY) == []
+    assert sorted(loaded & (HEAVY | {"glob", "contextlib"})) == []
     assert on_path.probe_count() == 1

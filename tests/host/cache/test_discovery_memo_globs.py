@@ -1,0 +1,103 @@
+"""The discovery memo across glob places (nvm versions, editors' extensions): a glob
+place before the one found is memoised by matching nothing, a glob place that found it by
+its matches, newest first; each is matched again on replay, as discovery matches it."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import HostEnv
+from tests.fakes import FakeCodex, install_fake_codex
+from tests.host.cache.test_discovery_memo import resolve
+from tests.host.memo_check import memos
+
+NVM = ".nvm/versions/node"
+
+
+def _install(directory: Path) -> FakeCodex:
+    directory.mkdir(mode=0o755, parents=True)
+    return install_fake_codex(directory)
+
+
+def _decided_in_full(host_env: HostEnv) -> dict[str, object]:
+    """``resolve --json`` by full discovery (no memo), less its times."""
+    for memo_file in memos():
+        memo_file.unlink()
+    decision, discovered = resolve(host_env.env)
+    assert discovered
+    return {**decision, "from_cache": None, "probed_at": None}
+
+
+def _through_memo_then_changed(
+    host_env: HostEnv, change: Callable[[Path], object]
+) -> tuple[dict[str, object], bool]:
+    """A warm plain resolve answers from the memo; after ``change(home)``, the next one's
+    decision (less its times) and whether it discovered."""
+    first, discovered = resolve(host_env.env)
+    assert discovered and len(memos()) == 1
+    second, discovered = resolve(host_env.env)
+    assert not discovered and second["launcher"] == first["launcher"]
+    change(host_env.home)
+    after, discovered = resolve(host_env.env)
+    return {**after, "from_cache": None, "probed_at": None}, discovered
+
+
+def test_a_known_place_after_glob_places_answers_from_the_memo(host_env: HostEnv) -> None:
+    """Linuxbrew's place comes after the nvm, fnm, asdf and mise globs (none matching): an
+    MCP host started without the user's PATH finds it there, and the memo answers."""
+    fake = _install(host_env.home / ".linuxbrew" / "bin")
+    decision, discovered = _through_memo_then_changed(host_env, lambda home: None)
+    assert not discovered
+    assert decision["launcher"] == {"codexExecutable": str(fake.path)}
+    assert fake.probe_count() == 1
+
+
+#: What appears after the memo was written, with Linuxbrew's codex found after the globs,
+#: and whether full discovery's answer can change (a miss) or not (a glob after it).
+APPEARING: dict[str, tuple[Callable[[Path], object], bool]] = {
+    "an nvm install (a glob place before)": (lambda home: _install(home / NVM / "v22/bin"), True),
+    "an nvm version without codex (the glob matches nothing still)": (
+        lambda home: (home / NVM / "v21/bin").mkdir(parents=True),
+        False,
+    ),
+    "a VS Code extension (a glob place after)": (
+        lambda home: _install(home / ".vscode/extensions/openai.chatgpt-1.0.0/bin/linux-x86_64"),
+        False,
+    ),
+}
+
+
+@pytest.mark.parametrize("appearing", APPEARING)
+def test_a_match_appearing_at_a_glob_place_before_is_seen(
+    host_env: HostEnv, appearing: str
+) -> None:
+    _install(host_env.home / ".linuxbrew" / "bin")
+    change, decisive = APPEARING[appearing]
+    after, discovered = _through_memo_then_changed(host_env, change)
+    assert discovered is decisive
+    assert after == _decided_in_full(host_env)
+
+
+def test_the_newest_match_of_a_glob_place_answers_from_the_memo(host_env: HostEnv) -> None:
+    newest = _install(host_env.home / NVM / "v20.10.0/bin")
+    _install(host_env.home / NVM / "v20.9.0/bin")
+    decision, discovered = _through_memo_then_changed(host_env, lambda home: None)
+    assert not discovered
+    assert decision["launcher"] == {"codexExecutable": str(newest.path)}
+
+
+@pytest.mark.parametrize("version", ["v22.0.0", "v18.0.0"])
+def test_another_match_of_the_glob_that_found_it_discovers_again(
+    host_env: HostEnv, version: str
+) -> None:
+    """A newer version is the new answer; an older one changes nothing discovery picks,
+    but the glob's matches are no longer those the memo holds."""
+    _install(host_env.home / NVM / "v20.10.0/bin")
+    after, discovered = _through_memo_then_changed(
+        host_env, lambda home: _install(home / NVM / version / "bin")
+    )
+    assert discovered
+    assert after == _decided_in_full(host_env)
