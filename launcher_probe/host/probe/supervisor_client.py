@@ -23,7 +23,7 @@ import select
 import subprocess
 import sys
 import time
-from _thread import LockType, allocate_lock, start_new_thread  # threading's, without it
+from _thread import allocate_lock, start_new_thread  # threading's, without it
 from collections.abc import Iterable, Mapping, Sequence
 from types import TracebackType
 
@@ -49,6 +49,19 @@ SUPERVISOR_ARGV = (
 )
 
 
+class _Launch:
+    """One launch under way: the thread's go-ahead, its end, and whether the end came
+    (set before ``ended`` is released, so that nobody waits for an end already taken)."""
+
+    __slots__ = ("ended", "go_ahead", "over")
+
+    def __init__(self) -> None:
+        self.go_ahead, self.ended = allocate_lock(), allocate_lock()
+        self.go_ahead.acquire()
+        self.ended.acquire()
+        self.over = False
+
+
 class NotReady(Exception):
     """The supervisor did not start before the step's deadline."""
 
@@ -59,8 +72,8 @@ class Supervisor:
     def __init__(self) -> None:
         self._process: subprocess.Popen[bytes] | None = None
         self._channel: _socket.socket | None = None
-        #: The launch under way: its go-ahead and its end (see ``launch``).
-        self._launching: tuple[LockType, LockType] | None = None
+        #: The launch under way (see ``launch``).
+        self._launching: _Launch | None = None
         self._ready = False
         # Only an interpreter by name: an embedding host's sys.executable may be the host.
         self._usable = sys.platform == "linux" and is_python(os.path.basename(sys.executable))
@@ -85,26 +98,24 @@ class Supervisor:
         # The thread waits for the go-ahead until this launch is on record, so a signal
         # that unwinds from anywhere in here leaves nothing started (a thread that gives
         # up after GO_AHEAD_WAIT, at most) or a launch that ``_launched`` waits for.
-        go_ahead, ended = allocate_lock(), allocate_lock()
-        go_ahead.acquire()
-        ended.acquire()
+        launching = _Launch()
         try:
-            start_new_thread(self._launch, (go_ahead, ended))
+            start_new_thread(self._launch, (launching,))
         except RuntimeError:  # no thread to be had: ``start`` finds the supervisor unusable
             return
-        self._launching = go_ahead, ended
-        go_ahead.release()
+        self._launching = launching
+        launching.go_ahead.release()
         self._launched()
 
     def _launched(self) -> _socket.socket | None:
         """Wait for the launch under way, if any; the running supervisor's socket."""
         launching = self._launching
         if launching is not None:
-            go_ahead, ended = launching
-            if go_ahead.locked():  # not given (a signal came first), or taken by the thread
-                go_ahead.release()  # which holds it for no purpose: either way, go
-            ended.acquire()
-            self._launching = None  # ended: no second wait
+            if launching.go_ahead.locked():  # not given (a signal came first), or taken by
+                launching.go_ahead.release()  # the thread, which holds it for no purpose
+            if not launching.over:  # a wait a signal cut short waits again; one that took
+                launching.ended.acquire()  # the end does not
+            self._launching = None
         return self._channel
 
     def start(self, deadline: float) -> bool:
@@ -128,14 +139,16 @@ class Supervisor:
         self._ready = self._usable
         return self._usable
 
-    def _launch(self, go_ahead: LockType, ended: LockType) -> None:
+    def _launch(self, launching: _Launch) -> None:
         """The launching thread: once given the go-ahead, start the supervisor process;
-        without it in ``GO_AHEAD_WAIT`` seconds, nothing (nobody will wait for this launch)."""
+        without it in ``GO_AHEAD_WAIT`` seconds, nothing (a signal unwound ``launch``
+        before the launch was on record: nobody will wait for it)."""
         try:
-            if go_ahead.acquire(timeout=GO_AHEAD_WAIT):
+            if launching.go_ahead.acquire(timeout=GO_AHEAD_WAIT):
                 self._start_process()
         finally:
-            ended.release()
+            launching.over = True
+            launching.ended.release()
 
     def _start_process(self) -> None:
         """Start the supervisor process; keep it and the parent's end of its socket, or

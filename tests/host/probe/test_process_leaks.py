@@ -155,8 +155,8 @@ def test_a_launch_unwound_before_it_is_on_record_leaves_no_thread_behind(
     with pytest.raises(KeyboardInterrupt):
         supervisor.launch()
     supervisor.close()
-    ((_, ended),) = started
-    assert ended.acquire(timeout=HANG_GUARD), "the launching thread is still waiting"
+    ((launching,),) = started
+    assert launching.ended.acquire(timeout=HANG_GUARD), "the launching thread is still waiting"
     assert psutil.Process().children() == []
 
 
