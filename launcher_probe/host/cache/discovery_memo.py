@@ -194,7 +194,7 @@ def _searched_before(
         return None
     from launcher_probe.host.native.newest import newest_matches
 
-    patterns = dict(found.patterns)
+    patterns = {(source, path): pattern for source, path, pattern in found.patterns}
     absent: list[str] = []
     globs: list[list[Any]] = []
     for item in found.searched:
@@ -202,7 +202,7 @@ def _searched_before(
             continue
         if not _plain(item["path"]):
             return None
-        pattern = patterns.get(item["path"])
+        pattern = patterns.get((item["source"], item["path"]))
         if pattern is None and item == place:
             return absent, globs
         if pattern is None:
@@ -300,7 +300,9 @@ def _read(file: str) -> dict[str, Any] | None:
 
 def _globs_match(globs: Any) -> bool:
     """Whether each ``[pattern, matches]`` of ``globs`` matches the same now, within the cap
-    (``newest_matches``, as discovery globs); TypeError when ``globs`` is no such list."""
+    (``newest_matches``, as discovery globs); TypeError or ValueError when ``globs`` is no
+    such list. A pattern discovery could not have made (not absolute, or deep enough to
+    exhaust ``glob``'s recursion: the memo was tampered with) is a miss."""
     if not isinstance(globs, list):
         raise TypeError("globs")
     if not globs:
@@ -308,7 +310,12 @@ def _globs_match(globs: Any) -> bool:
     from launcher_probe.host.native.newest import newest_matches
 
     for pattern, matches in globs:
-        if not isinstance(pattern, str) or newest_matches(pattern) != (matches, True):
+        if not isinstance(pattern, str) or not os.path.isabs(pattern):
+            return False
+        try:
+            if newest_matches(pattern) != (matches, True):
+                return False
+        except RecursionError:
             return False
     return True
 

@@ -48,22 +48,23 @@ class Discovery(Value):
     ``relative`` for a PATH entry or ``NAME=value`` of a location variable that was set
     (``HOME=value`` for every place under a relative HOME), ``limit`` for the remainder
     past a cap. ``searched`` items are ``{"source", "path"}`` (``path`` may hold a glob ``*``).
-    ``patterns`` pairs each glob place's ``path`` (as in ``searched``) with the pattern that
-    was matched (``newest_matches``), for the discovery memo; it is no part of the JSON.
+    ``patterns`` holds ``(source, path, pattern)`` of each glob place (``source`` and
+    ``path`` as in ``searched``; the pattern that was matched, ``newest_matches``), for the
+    discovery memo; it is no part of the JSON.
     """
 
     __slots__ = ("candidates", "skipped", "searched", "patterns")
     candidates: tuple[Candidate, ...]
     skipped: tuple[dict[str, str], ...]
     searched: tuple[dict[str, str], ...]
-    patterns: tuple[tuple[str, str], ...]
+    patterns: tuple[tuple[str, str, str], ...]
 
     def __init__(
         self,
         candidates: tuple[Candidate, ...],
         skipped: tuple[dict[str, str], ...],
         searched: tuple[dict[str, str], ...] = (),
-        patterns: tuple[tuple[str, str], ...] = (),
+        patterns: tuple[tuple[str, str, str], ...] = (),
     ) -> None:
         super().__init__(
             candidates=candidates, skipped=skipped, searched=searched, patterns=patterns
@@ -153,7 +154,7 @@ class Search:
         self.index: dict[object, int] = {}
         self.skipped: dict[tuple[str, str, str], None] = {}
         self.searched: dict[tuple[str, str], None] = {}
-        self.patterns: dict[str, str] = {}
+        self.patterns: dict[tuple[str, str], str] = {}
 
     def result(self) -> Discovery:
         candidates = tuple(
@@ -162,7 +163,8 @@ class Search:
         )
         skipped = tuple({"source": s, "entry": e, "reason": r} for s, e, r in self.skipped)
         searched = tuple({"source": s, "path": p} for s, p in self.searched)
-        return Discovery(candidates, skipped, searched, tuple(self.patterns.items()))
+        patterns = tuple((s, p, pattern) for (s, p), pattern in self.patterns.items())
+        return Discovery(candidates, skipped, searched, patterns)
 
     def skip(self, source: Source, entry: str, reason: str) -> None:
         """Report ``entry`` (shown printable) as not looked at, once."""
@@ -191,7 +193,7 @@ class Search:
             return
         from launcher_probe.host.native.newest import MAX_GLOB_MATCHES, newest_matches
 
-        self.patterns.setdefault(printable(place), pattern)
+        self.patterns.setdefault((str(source), printable(place)), pattern)
         matches, complete = newest_matches(pattern)
         if not complete:
             self.skip(source, f"{place} past {MAX_GLOB_MATCHES} matches", "limit")

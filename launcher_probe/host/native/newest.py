@@ -22,4 +22,5 @@ def newest_matches(pattern: str) -> tuple[list[str], bool]:
 
 def _natural_key(text: str) -> list[tuple[int, int | str]]:
     """Sort key that orders ``v10`` after ``v9`` (so newest versions come first reversed)."""
-    return [(1, int(part)) if part.isdigit() else (0, part) for part in re.split(r"(\d+)", text)]
+    # isdecimal, not isdigit: a superscript digit ("²") is a digit int() refuses.
+    return [(1, int(part)) if part.isdecimal() else (0, part) for part in re.split(r"(\d+)", text)]

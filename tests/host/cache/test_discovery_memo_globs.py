@@ -4,6 +4,7 @@ its matches, newest first; each is matched again on replay, as discovery matches
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from pathlib import Path
 
@@ -101,3 +102,35 @@ def test_another_match_of_the_glob_that_found_it_discovers_again(
     )
     assert discovered
     assert after == _decided_in_full(host_env)
+
+
+def test_a_memo_glob_no_discovery_could_make_is_a_miss(host_env: HostEnv) -> None:
+    """A tampered memo's glob (deep enough to exhaust glob's recursion, or relative) costs
+    a full discovery, never an error."""
+    fake = _install(host_env.home / ".linuxbrew" / "bin")
+    resolve(host_env.env)
+    (memo_file,) = memos()
+    for pattern in ["/nonexistent" + "/*" * 2000, "versions/node/*/bin/codex"]:
+        memo = json.loads(memo_file.read_text())
+        memo["globs"][0][0] = pattern
+        memo_file.write_text(json.dumps(memo))
+        decision, discovered = resolve(host_env.env)
+        assert discovered and decision["launcher"] == {"codexExecutable": str(fake.path)}
+
+
+def test_a_path_place_shown_as_a_glob_place_is_judged_as_the_literal_place_it_is(
+    host_env: HostEnv,
+) -> None:
+    """A PATH entry holding a literal ``*`` (an unexpanded one, from a unit file, say) is
+    shown as the nvm glob place is: the memo checks it as a path that must stay absent
+    (``lstat``), not as that glob (which can disagree: a directory that cannot be listed)."""
+    nvm_bin = host_env.home / NVM / "*" / "bin"
+    host_env.env["PATH"] = f"{nvm_bin}:{host_env.env['PATH']}"
+    _install(host_env.home / ".linuxbrew" / "bin")
+    resolve(host_env.env)
+    (memo_file,) = memos()
+    memo = json.loads(memo_file.read_text())
+    assert str(nvm_bin / "codex") in memo["absent"]
+    assert [pattern for pattern, _ in memo["globs"]].count(
+        str(host_env.home / NVM / "*/bin/codex")
+    ) == 1

@@ -550,3 +550,13 @@ def test_skipped_names_only_variables_that_were_set(
         str(fnm),
         str(pnpm.parent / "codex"),
     ]
+
+
+def test_a_version_directory_with_a_superscript_digit_is_sorted_not_fatal(
+    host_env: HostEnv,
+) -> None:
+    """ "²" is a digit to ``str.isdigit`` but no number to ``int``: discovery sorts it as
+    text rather than failing."""
+    odd = native_in(host_env.home / ".nvm/versions/node/v1²2/bin")
+    newer = native_in(host_env.home / ".nvm/versions/node/v3/bin")
+    assert [path for _, path, _, _ in found(discover())] == [str(newer), str(odd)]
