@@ -34,8 +34,9 @@ from launcher_probe.interpreter_name import is_python
 #: tree, before it is presumed wedged and killed with what psutil can still find.
 HANG_GUARD = 10.0
 #: How long the launching thread waits for its go-ahead (``launch``) before it gives up,
-#: starting nothing: only a signal that unwound the launch before it was on record keeps
-#: the go-ahead from coming (the wait is two statements long otherwise).
+#: starting nothing: a signal that unwound the launch before it was on record keeps the
+#: go-ahead from coming (the wait is two statements long otherwise; a process stopped
+#: that long, SIGSTOP in between, loses its supervisor: the probe runs as direct children).
 GO_AHEAD_WAIT = HANG_GUARD
 #: How the supervisor runs (``python ARGV... SOCKET_FD PARENT_PID``): no site-packages, no
 #: environment, its module imported from this directory by name, so from its cached
