@@ -150,10 +150,10 @@ def resolve_launcher(
         # A supervisor launched early for the probe it will run; none when the record
         # answers with a failed verdict (the probe makes one should it run after all).
         if claim is not None and not cache.holds_verdict(operator[1]):
-            # The probe stage, imported here, would be imported for the probe anyway.
-            from launcher_probe.host.probe.steps import probe_supervisor
+            # Its client module only: the rest of the probe stage imports after the launch.
+            from launcher_probe.host.probe.supervisor_client import Supervisor
 
-            supervisor = probe_supervisor()
+            supervisor = Supervisor()
     try:
         if supervisor is not None:
             # Its interpreter starts on another core while the slow path imports (filelock,

@@ -35,13 +35,7 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
     from typing import Any
 
-__all__ = [
-    "EXCERPT_CHARS",
-    "TRANSIENT_ERRNOS",
-    "probe_below",
-    "probe_launcher",
-    "probe_supervisor",
-]
+__all__ = ["EXCERPT_CHARS", "TRANSIENT_ERRNOS", "probe_below", "probe_launcher"]
 
 #: Characters of each stream kept in a step's excerpt (the process keeps 64 KiB).
 EXCERPT_CHARS = 2048
@@ -259,13 +253,6 @@ def probe_launcher(
     return probe_below(None, path, timeout=timeout, level=level)
 
 
-def probe_supervisor() -> Supervisor:
-    """A new supervisor for one probe's steps, not launched yet: the one place a probe's
-    supervisor is made, whether ``probe_below`` makes it or a caller that launches it
-    early (the resolver, while its slow path imports) hands it in."""
-    return Supervisor()
-
-
 def probe_below(
     supervisor: Supervisor | None,
     path: str,
@@ -274,11 +261,11 @@ def probe_below(
     level: ProbeLevel = ProbeLevel.CAPABILITY,
 ) -> ProbeResult:
     """:func:`probe_launcher` with its steps below ``supervisor`` (launched already, or
-    launched here; None: a ``probe_supervisor()``), which it ends before returning. The
+    launched here; None: a new one), which it ends before returning. The
     supervisor's start-up runs on another core while the private directory is made and
     bubblewrap is hashed."""
     if supervisor is None:
-        supervisor = probe_supervisor()
+        supervisor = Supervisor()
     started = time.monotonic()
     steps: list[ProbeStep] = []
     version: str | None = None
