@@ -17,6 +17,8 @@ HERD = 32
 #: What a cold ``resolve --codex`` imports besides filelock (``host.attempt`` would import
 #: it): the slow path's stages and the command; with and without ``import filelock`` after
 #: them, the import's cost where the cold path has imported what it shares with filelock.
+#: How the console script ends (``cli.console``): what was made is frozen, not collected.
+CONSOLE_EXIT = "import gc; gc.freeze()"
 COLD_IMPORTS = (
     "import re, launcher_probe.cli, launcher_probe.commands.resolve, "
     "launcher_probe.host.cache.policy, launcher_probe.host.discovery.order, "
@@ -134,6 +136,9 @@ WARM_MODULES = (
     "launcher_probe.commands.resolve",
     "launcher_probe.host.resolver",
 )
+#: The floor of a warm ``resolve --codex``: the wrapper's ``import re``, the warm modules,
+#: and the console script's exit.
+WARM_IMPORTS = f"import re; import {', '.join(WARM_MODULES)}; {CONSOLE_EXIT}"
 
 
 def warm(env: Env, runs: int) -> list[Row]:
@@ -143,7 +148,8 @@ def warm(env: Env, runs: int) -> list[Row]:
     behind an npm global shim, and at a known place after the glob places) against it;
     floors:
     ``python -c pass``, ``python -S``, and the wrapper plus the modules a warm resolve
-    imports (``-P``: from the install, never the current directory), doing nothing."""
+    imports (``-P``: from the install, never the current directory), doing nothing, then
+    ending as the console script does."""
     resolve = env.resolve_argv()
     env.run(resolve)  # the verdict is on disk from here on
     plain, plain_env = [env.cli, "resolve"], discovering(env)
@@ -161,7 +167,7 @@ def warm(env: Env, runs: int) -> list[Row]:
             env.runner([python, "-c", "import re"]),
             raw_probe(env),
             env.runner(plain, plain_env),
-            env.runner([python, "-P", "-c", f"import re; import {', '.join(WARM_MODULES)}"]),
+            env.runner([python, "-P", "-c", WARM_IMPORTS]),
             env.runner(plain, shim_env),
             env.runner(plain, globs_env),
         ],
@@ -211,7 +217,7 @@ def warm(env: Env, runs: int) -> list[Row]:
             imports_re,
             wrapper,
             None,
-            note="import re, then what a warm resolve --codex imports; nothing run",
+            note="import re, what a warm resolve --codex imports, its exit; nothing run",
         ),
     ]
 
@@ -222,8 +228,8 @@ def cold(env: Env, runs: int) -> list[Row]:
     time) against the raw probe plus a supervisor's start-up (``python -S -I``) plus 3 ms.
     Floor: the raw probe plus the console script's start-up and the supervisor's. For
     information: what importing filelock costs a fresh process (``import re`` is there
-    already), what it adds to the cold path's other imports (``COLD_IMPORTS``), and the
-    cold row less that."""
+    already), what it adds to the cold path's other imports (``COLD_IMPORTS``, then the
+    console script's exit), and the cold row less that."""
     from launcher_probe.host.probe.steps import probe_launcher
 
     def probe() -> None:
@@ -233,8 +239,10 @@ def cold(env: Env, runs: int) -> list[Row]:
 
     wrapper = env.runner([env.python, "-c", "import re"])
     locking = env.runner([env.python, "-c", "import re; import filelock"])
-    shared = env.runner([env.python, "-c", COLD_IMPORTS])
-    shared_locking = env.runner([env.python, "-c", f"{COLD_IMPORTS}; import filelock"])
+    shared = env.runner([env.python, "-c", f"{COLD_IMPORTS}; {CONSOLE_EXIT}"])
+    shared_locking = env.runner(
+        [env.python, "-c", f"{COLD_IMPORTS}; import filelock; {CONSOLE_EXIT}"]
+    )
     bare = env.runner([env.python, "-S", "-I", "-c", "pass"])
     raw = raw_probe(env)
 

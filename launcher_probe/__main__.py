@@ -1,5 +1,5 @@
 """``python -m launcher_probe``."""
 
-from launcher_probe.cli import main
+from launcher_probe.cli import console
 
-raise SystemExit(main())
+raise SystemExit(console())

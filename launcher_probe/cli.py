@@ -204,6 +204,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(ExitCode.INTERNAL)
 
 
+def console() -> int:
+    """The console script and ``python -m launcher_probe``: :func:`main`, then everything
+    made so far is put out of the collector's sight (``gc.freeze``), so that the
+    interpreter's exit does not take every module's classes and functions apart cycle by
+    cycle (about 5 ms of a warm ``resolve``'s 60); the process ends and the OS takes the
+    memory back. Exit still flushes the streams, runs ``atexit`` and waits for threads."""
+    import gc
+
+    try:
+        return main()
+    finally:
+        gc.freeze()
+
+
 def _ended(written: int | None, number: int) -> None:
     """Say which signal ended the command, on stderr and (``--json``) in the error report;
     a reader of stderr that left is ignored."""

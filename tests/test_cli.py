@@ -2,10 +2,26 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 
 from launcher_probe.cli import COMMANDS
 from tests.conftest import HostEnv, run_cli
+
+#: Run the console script pip made (``script``), or ``-m launcher_probe``, with WORDS; say
+#: at exit, after everything else the interpreter runs first, how much was frozen.
+_FROZEN_AT_EXIT = """\
+import atexit, gc, runpy, sys
+atexit.register(lambda: print("frozen:", gc.get_freeze_count(), file=sys.stderr))
+how, sys.argv = sys.argv[1], ["launcher-probe", *sys.argv[2:]]
+if how == "-m":
+    runpy.run_module("launcher_probe", run_name="__main__", alter_sys=True)
+else:
+    runpy.run_path(how, run_name="__main__")
+"""
 
 
 def test_a_refusal_is_one_line_with_control_characters_escaped(host_env: HostEnv) -> None:
@@ -42,3 +58,29 @@ def test_debug_adds_a_traceback_and_keeps_the_exit_code(host_env: HostEnv) -> No
         assert done.returncode == plain.returncode == 4
         assert "Traceback" in done.stderr
         assert done.stderr.splitlines()[-1] == plain.stderr.strip()
+
+
+@pytest.mark.parametrize("how", ["script", "-m"])
+@pytest.mark.parametrize(
+    ("words", "code"),
+    [(["sample-state", "read-only"], 0), (["resolve", "--codex", "/x"], 3), (["resolve", "-z"], 2)],
+)
+def test_the_console_script_leaves_what_it_made_to_the_os_at_exit(
+    host_env: HostEnv, how: str, words: list[str], code: int
+) -> None:
+    """Whatever the exit code, everything made is out of the collector's sight when the
+    interpreter exits, so its exit takes nothing apart (``cli.console``); stdout is whole."""
+    where = str(Path(sys.executable).with_name("launcher-probe")) if how == "script" else how
+    done = subprocess.run(
+        [sys.executable, "-c", _FROZEN_AT_EXIT, where, *words],
+        env=host_env.env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == code, done.stderr
+    frozen = int(done.stderr.rpartition("frozen: ")[2])
+    assert frozen > 1000  # the modules' classes and functions, not a handful
+    if code == 0:
+        assert done.stdout.endswith("}\n")

@@ -21,6 +21,17 @@ def memos() -> list[Path]:
     return sorted(directory.glob(f"*{MEMO_SUFFIX}")) if directory.is_dir() else []
 
 
+def forget_memos() -> None:
+    """Remove this host's discovery memos: the next plain resolve discovers in full."""
+    for memo_file in memos():
+        memo_file.unlink()
+
+
+def timeless(decision: dict[str, object]) -> dict[str, object]:
+    """A ``resolve --json`` decision less its times, which two equal answers need not share."""
+    return {**decision, "from_cache": None, "probed_at": None}
+
+
 def _outcome() -> Any:
     MEMORY.forget()  # as a fresh process: the disk answers
     try:
@@ -33,14 +44,12 @@ def memo_agrees_with_discovery() -> bool:
     """Resolve in full (writing the memo when it may), through the memo, then in full
     again with the memo removed; the last two are asserted equal. True when there was a
     memo to replay (only a published decision writes one)."""
-    for stale in memos():
-        stale.unlink()
+    forget_memos()
     _outcome()
     if not memos():
         return False  # nothing was memoised: no second route to compare
     through_memo = _outcome()
-    for stale in memos():
-        stale.unlink()
+    forget_memos()
     assert through_memo == _outcome()
     assert memos(), "the full discovery wrote the memo again"
     return True

@@ -17,15 +17,16 @@ from launcher_probe.host.cache.memory import MEMORY
 from tests.commands.test_plain_resolve import CONSOLE_SCRIPT, HEAVY, imported, run
 from tests.conftest import ROOT, HostEnv
 from tests.fakes import FakeCodex, install_fake_codex
-from tests.host.memo_check import memo_agrees_with_discovery, memos
+from tests.host.memo_check import forget_memos, memo_agrees_with_discovery, memos, timeless
 
 DISCOVERY = "launcher_probe.host.discovery"
 
 
-def _directory(path: Path) -> Path:
-    path.mkdir(mode=0o755, parents=True)
-    path.chmod(0o755)
-    return path
+def installed_at(directory: Path) -> FakeCodex:
+    """A fake codex in ``directory``, made (0755) with its parents."""
+    directory.mkdir(mode=0o755, parents=True)
+    directory.chmod(0o755)
+    return install_fake_codex(directory)
 
 
 @pytest.fixture
@@ -33,7 +34,7 @@ def on_path(
     host_env: HostEnv, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> Iterator[FakeCodex]:
     """A fake codex in a PATH directory of its own, before the system ones."""
-    fake = install_fake_codex(_directory(tmp_path / "path-bin"))
+    fake = installed_at(tmp_path / "path-bin")
     path = f"{fake.path.parent}:{host_env.env['PATH']}"
     host_env.env["PATH"] = path
     monkeypatch.setenv("PATH", path)
@@ -60,23 +61,23 @@ def test_a_warm_plain_resolve_answers_from_the_memo(host_env: HostEnv, on_path: 
 
 
 def _standalone(host_env: HostEnv, tmp_path: Path) -> None:
-    install_fake_codex(_directory(host_env.home / ".local" / "bin"))
+    installed_at(host_env.home / ".local" / "bin")
 
 
 def _earlier_path_entry(host_env: HostEnv, tmp_path: Path) -> None:
-    fake = install_fake_codex(_directory(tmp_path / "earlier"))
+    fake = installed_at(tmp_path / "earlier")
     host_env.env["PATH"] = f"{fake.path.parent}:{host_env.env['PATH']}"
 
 
 def _config(host_env: HostEnv, tmp_path: Path) -> None:
-    fake = install_fake_codex(_directory(tmp_path / "configured"))
+    fake = installed_at(tmp_path / "configured")
     config = host_env.config_dir / "launcher-probe" / "config.toml"
     config.parent.mkdir(mode=0o700)
     config.write_text(f'codex = "{fake.path}"\n')
 
 
 def _installer_block(host_env: HostEnv, tmp_path: Path) -> None:
-    fake = install_fake_codex(_directory(tmp_path / "installed"))
+    fake = installed_at(tmp_path / "installed")
     (host_env.home / ".bashrc").write_text(
         f'# >>> Codex installer >>>\nexport PATH="{fake.path.parent}:$PATH"\n'
         "# <<< Codex installer <<<\n"
@@ -111,14 +112,9 @@ def test_any_change_of_what_decided_discovers_again(
     CHANGES[change](host_env, tmp_path)
     after, discovered = resolve(host_env.env)
     assert discovered
-    for memo_file in memos():
-        memo_file.unlink()
+    forget_memos()
     expected, _ = resolve(host_env.env)  # full discovery, with no memo at all
-    assert {**after, "from_cache": None, "probed_at": None} == {
-        **expected,
-        "from_cache": None,
-        "probed_at": None,
-    }
+    assert timeless(after) == timeless(expected)
 
 
 @pytest.mark.parametrize("garble", ["{not json", json.dumps({"version": 1}), "[]"])

@@ -11,25 +11,18 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import HostEnv
-from tests.fakes import FakeCodex, install_fake_codex
-from tests.host.cache.test_discovery_memo import resolve
-from tests.host.memo_check import memos
+from tests.host.cache.test_discovery_memo import installed_at, resolve
+from tests.host.memo_check import forget_memos, memos, timeless
 
 NVM = ".nvm/versions/node"
 
 
-def _install(directory: Path) -> FakeCodex:
-    directory.mkdir(mode=0o755, parents=True)
-    return install_fake_codex(directory)
-
-
 def _decided_in_full(host_env: HostEnv) -> dict[str, object]:
     """``resolve --json`` by full discovery (no memo), less its times."""
-    for memo_file in memos():
-        memo_file.unlink()
+    forget_memos()
     decision, discovered = resolve(host_env.env)
     assert discovered
-    return {**decision, "from_cache": None, "probed_at": None}
+    return timeless(decision)
 
 
 def _through_memo_then_changed(
@@ -43,13 +36,13 @@ def _through_memo_then_changed(
     assert not discovered and second["launcher"] == first["launcher"]
     change(host_env.home)
     after, discovered = resolve(host_env.env)
-    return {**after, "from_cache": None, "probed_at": None}, discovered
+    return timeless(after), discovered
 
 
 def test_a_known_place_after_glob_places_answers_from_the_memo(host_env: HostEnv) -> None:
     """Linuxbrew's place comes after the nvm, fnm, asdf and mise globs (none matching): an
     MCP host started without the user's PATH finds it there, and the memo answers."""
-    fake = _install(host_env.home / ".linuxbrew" / "bin")
+    fake = installed_at(host_env.home / ".linuxbrew" / "bin")
     decision, discovered = _through_memo_then_changed(host_env, lambda home: None)
     assert not discovered
     assert decision["launcher"] == {"codexExecutable": str(fake.path)}
@@ -59,13 +52,18 @@ def test_a_known_place_after_glob_places_answers_from_the_memo(host_env: HostEnv
 #: What appears after the memo was written, with Linuxbrew's codex found after the globs,
 #: and whether full discovery's answer can change (a miss) or not (a glob after it).
 APPEARING: dict[str, tuple[Callable[[Path], object], bool]] = {
-    "an nvm install (a glob place before)": (lambda home: _install(home / NVM / "v22/bin"), True),
+    "an nvm install (a glob place before)": (
+        lambda home: installed_at(home / NVM / "v22/bin"),
+        True,
+    ),
     "an nvm version without codex (the glob matches nothing still)": (
         lambda home: (home / NVM / "v21/bin").mkdir(parents=True),
         False,
     ),
     "a VS Code extension (a glob place after)": (
-        lambda home: _install(home / ".vscode/extensions/openai.chatgpt-1.0.0/bin/linux-x86_64"),
+        lambda home: installed_at(
+            home / ".vscode/extensions/openai.chatgpt-1.0.0/bin/linux-x86_64"
+        ),
         False,
     ),
 }
@@ -75,7 +73,7 @@ APPEARING: dict[str, tuple[Callable[[Path], object], bool]] = {
 def test_a_match_appearing_at_a_glob_place_before_is_seen(
     host_env: HostEnv, appearing: str
 ) -> None:
-    _install(host_env.home / ".linuxbrew" / "bin")
+    installed_at(host_env.home / ".linuxbrew" / "bin")
     change, decisive = APPEARING[appearing]
     after, discovered = _through_memo_then_changed(host_env, change)
     assert discovered is decisive
@@ -83,8 +81,8 @@ def test_a_match_appearing_at_a_glob_place_before_is_seen(
 
 
 def test_the_newest_match_of_a_glob_place_answers_from_the_memo(host_env: HostEnv) -> None:
-    newest = _install(host_env.home / NVM / "v20.10.0/bin")
-    _install(host_env.home / NVM / "v20.9.0/bin")
+    newest = installed_at(host_env.home / NVM / "v20.10.0/bin")
+    installed_at(host_env.home / NVM / "v20.9.0/bin")
     decision, discovered = _through_memo_then_changed(host_env, lambda home: None)
     assert not discovered
     assert decision["launcher"] == {"codexExecutable": str(newest.path)}
@@ -96,9 +94,9 @@ def test_another_match_of_the_glob_that_found_it_discovers_again(
 ) -> None:
     """A newer version is the new answer; an older one changes nothing discovery picks,
     but the glob's matches are no longer those the memo holds."""
-    _install(host_env.home / NVM / "v20.10.0/bin")
+    installed_at(host_env.home / NVM / "v20.10.0/bin")
     after, discovered = _through_memo_then_changed(
-        host_env, lambda home: _install(home / NVM / version / "bin")
+        host_env, lambda home: installed_at(home / NVM / version / "bin")
     )
     assert discovered
     assert after == _decided_in_full(host_env)
@@ -107,7 +105,7 @@ def test_another_match_of_the_glob_that_found_it_discovers_again(
 def test_a_memo_glob_no_discovery_could_make_is_a_miss(host_env: HostEnv) -> None:
     """A tampered memo's glob (deep enough to exhaust glob's recursion, or relative) costs
     a full discovery, never an error."""
-    fake = _install(host_env.home / ".linuxbrew" / "bin")
+    fake = installed_at(host_env.home / ".linuxbrew" / "bin")
     resolve(host_env.env)
     (memo_file,) = memos()
     for pattern in ["/nonexistent" + "/*" * 2000, "versions/node/*/bin/codex"]:
@@ -126,7 +124,7 @@ def test_a_path_place_shown_as_a_glob_place_is_judged_as_the_literal_place_it_is
     (``lstat``), not as that glob (which can disagree: a directory that cannot be listed)."""
     nvm_bin = host_env.home / NVM / "*" / "bin"
     host_env.env["PATH"] = f"{nvm_bin}:{host_env.env['PATH']}"
-    _install(host_env.home / ".linuxbrew" / "bin")
+    installed_at(host_env.home / ".linuxbrew" / "bin")
     resolve(host_env.env)
     (memo_file,) = memos()
     memo = json.loads(memo_file.read_text())

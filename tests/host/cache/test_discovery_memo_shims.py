@@ -28,7 +28,7 @@ from tests.commands.test_plain_resolve import HEAVY, imported, run
 from tests.conftest import ROOT, HostEnv
 from tests.fakes import FakeCodex, install_fake_codex
 from tests.host.cache.test_discovery_memo import DISCOVERY
-from tests.host.memo_check import memos
+from tests.host.memo_check import forget_memos, memos, timeless
 from tests.host.native.test_shims import npm_package, target, write
 from tests.host.stubs import native_stub
 
@@ -119,11 +119,10 @@ def heavy_imports(env: dict[str, str]) -> list[str]:
 
 def full_discovery(env: dict[str, str]) -> tuple[int, dict[str, object]]:
     """What a resolve with no memo at all decides (the memo it writes removed again)."""
-    for memo_file in memos():
-        memo_file.unlink()
+    forget_memos()
     code, decision, discovered = resolve(env)
     assert discovered
-    return code, {**decision, "from_cache": None, "probed_at": None}
+    return code, timeless(decision)
 
 
 LAYOUTS: dict[str, Callable[[HostEnv, Path], Layout]] = {
@@ -146,7 +145,7 @@ def test_a_warm_plain_resolve_behind_a_shim_answers_from_the_memo(
     assert first["launcher"] == {"codexExecutable": str(layout.fake.path)}
     code, second, discovered = resolve(host_env.env)
     assert (code, discovered, heavy_imports(host_env.env)) == (0, False, [])
-    assert (0, {**second, "from_cache": None, "probed_at": None}) == full_discovery(host_env.env)
+    assert (0, timeless(second)) == full_discovery(host_env.env)
     assert layout.fake.probe_count() == 1
 
 
@@ -209,7 +208,7 @@ def test_any_change_to_what_native_resolution_read_discovers_again(
     edit(layout, tmp_path)
     code, after, discovered = resolve(host_env.env)
     assert discovered
-    assert (code, {**after, "from_cache": None, "probed_at": None}) == full_discovery(host_env.env)
+    assert (code, timeless(after)) == full_discovery(host_env.env)
 
 
 def _group_writable(layout: Layout, tmp_path: Path) -> None:
@@ -237,7 +236,7 @@ def test_a_file_the_path_rules_now_reject_is_never_published_from_the_memo(
     code, after, discovered = resolve(host_env.env)
     assert (code, discovered, after.get("launcher")) == (3, True, None)
     assert after["reason"] == "unsafe_permissions"
-    assert (code, {**after, "from_cache": None, "probed_at": None}) == full_discovery(host_env.env)
+    assert (code, timeless(after)) == full_discovery(host_env.env)
 
 
 def test_a_resolution_that_globs_writes_no_memo(host_env: HostEnv, tmp_path: Path) -> None:
