@@ -73,8 +73,15 @@ def run_cli(
     *args: str, env: dict[str, str], timeout: float = 60, cwd: Path | None = None
 ) -> subprocess.CompletedProcess[str]:
     """Run ``python -m launcher_probe ARGS`` as a real process."""
+    return run_python("-m", "launcher_probe", *args, env=env, timeout=timeout, cwd=cwd)
+
+
+def run_python(
+    *args: str, env: dict[str, str], timeout: float = 60, cwd: Path | None = None
+) -> subprocess.CompletedProcess[str]:
+    """Run this interpreter with ARGS as a real process: its exit code, stdout, stderr."""
     return subprocess.run(
-        [sys.executable, "-m", "launcher_probe", *args],
+        [sys.executable, *args],
         env=env,
         cwd=cwd,
         capture_output=True,

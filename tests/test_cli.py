@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
 from launcher_probe.cli import COMMANDS
-from tests.conftest import HostEnv, run_cli
+from tests.conftest import HostEnv, run_cli, run_python
 
 #: Run the console script pip made (``script``), or ``-m launcher_probe``, with WORDS; say
 #: at exit, after everything else the interpreter runs first, how much was frozen.
@@ -71,14 +70,7 @@ def test_the_console_script_leaves_what_it_made_to_the_os_at_exit(
     """Whatever the exit code, everything made is out of the collector's sight when the
     interpreter exits, so its exit takes nothing apart (``cli.console``); stdout is whole."""
     where = str(Path(sys.executable).with_name("launcher-probe")) if how == "script" else how
-    done = subprocess.run(
-        [sys.executable, "-c", _FROZEN_AT_EXIT, where, *words],
-        env=host_env.env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    done = run_python("-c", _FROZEN_AT_EXIT, where, *words, env=host_env.env)
     assert done.returncode == code, done.stderr
     frozen = int(done.stderr.rpartition("frozen: ")[2])
     assert frozen > 1000  # the modules' classes and functions, not a handful
