@@ -61,6 +61,12 @@ def raw_probe(env: Env) -> Action:
     return run
 
 
+def from_a_new_shell(argv: list[str]) -> list[str]:
+    """``argv`` run by a shell of its own, which stays its parent (another one each time,
+    as for ``$(launcher-probe resolve)`` in a script)."""
+    return ["sh", "-c", '"$@"; exit "$?"', "sh", *argv]
+
+
 def discovering(env: Env) -> dict[str, str]:
     """An environment where discovery finds the binary first: its directory first on PATH,
     a private HOME and config directory (no install of this machine's user in the way)."""
@@ -145,7 +151,8 @@ def warm(env: Env, runs: int) -> list[Row]:
     """P2: a warm ``resolve --codex`` in a fresh process against what pip's console-script
     wrapper costs before any of it runs (``python -c "import re"``) and against the raw
     probe, and a warm plain ``resolve`` (discovery mode: the memo; directly on ``PATH``,
-    behind an npm global shim, and at a known place after the glob places) against it;
+    behind an npm global shim, at a known place after the glob places, and started by a
+    new shell each time, against the same for ``--codex``) against it;
     floors:
     ``python -c pass``, ``python -S``, and the wrapper plus the modules a warm resolve
     imports (``-P``: from the install, never the current directory), doing nothing, then
@@ -159,7 +166,19 @@ def warm(env: Env, runs: int) -> list[Row]:
     globs_env = after_globs(env)
     env.run(plain, globs_env)  # the same after the glob places
     python = env.python
-    base, measured, bare, wrapper, raw, discovered, imports, shimmed, globbed = interleaved_medians(
+    (
+        base,
+        measured,
+        bare,
+        wrapper,
+        raw,
+        discovered,
+        imports,
+        shimmed,
+        globbed,
+        shelled,
+        shelled_codex,
+    ) = interleaved_medians(
         [
             env.runner([python, "-c", "pass"]),
             env.runner(resolve),
@@ -170,6 +189,8 @@ def warm(env: Env, runs: int) -> list[Row]:
             env.runner([python, "-P", "-c", WARM_IMPORTS]),
             env.runner(plain, shim_env),
             env.runner(plain, globs_env),
+            env.runner(from_a_new_shell(plain), plain_env),
+            env.runner(from_a_new_shell(resolve)),
         ],
         runs,
     )
@@ -209,6 +230,14 @@ def warm(env: Env, runs: int) -> list[Row]:
             measured,
             1.3,
             note="Linuxbrew's place, no PATH entry: the memo's globs matched again",
+        ),
+        Row(
+            "discovery mode, a new shell each time: warm plain resolve",
+            shelled,
+            "the same for resolve --codex",
+            shelled_codex,
+            1.3,
+            note="sh -c as its parent, another each run: the ancestors decide nothing",
         ),
         Row("  floor: python -S -c pass", bare, passes, base, None, note="no site"),
         Row(

@@ -9,8 +9,10 @@ published its *first* candidate: then every place searched before it was absent,
 every glob place before it matched nothing. It records those inputs: the variables'
 values (the memo's file name is their digest, so each environment has its own), the
 effective uid, the config file's walk (or that it is absent), each profile's and
-``~/.npmrc``'s identity, the ancestry read from ``/proc`` (pid, start time, executable,
-command line of each ancestor), each earlier place, each glob place's pattern and
+``~/.npmrc``'s identity, the ancestors that could be the harness read from ``/proc``
+(pid, start time, executable, command line of each whose executable or command line names
+``codex``: ``harness.py`` takes no other, so the shell that started this process decides
+nothing), each earlier place, each glob place's pattern and
 matches up to the chosen place (when a glob found it, it is that glob's newest match),
 and the chosen source and path. A glob is replayed by matching it again with the
 function discovery uses (``native/newest.py``): the same matches, within the cap, or a
@@ -70,10 +72,16 @@ VARIABLES = (
 )
 #: Files under HOME whose contents add places (shell profiles) or name one (``.npmrc``).
 HOME_FILES = (".zshrc", ".bashrc", ".zprofile", ".bash_profile", ".profile", ".npmrc")
-MEMO_VERSION = 3
+MEMO_VERSION = 4
 MAX_MEMO_BYTES = 1 << 18
 #: Ancestors read at most (a deeper tree is no memo).
 MAX_ANCESTORS = 64
+#: What the executable or the command line of every process ``harness.py`` takes holds
+#: (``codex``, ``codex-<triple>``, a script ``codex`` or ``codex.js``): its candidates'
+#: ``EXECUTABLE``, kept here so that the replay imports no discovery.
+HARNESS_MARK = "codex"
+#: The most of an ancestor's command line read.
+_COMMAND_READ = 1 << 16
 
 
 def _plain(text: str | None) -> bool:
@@ -104,27 +112,30 @@ def _identity(path: str) -> list[int] | None:
 
 
 def ancestry() -> list[list[Any]] | None:
-    """Each ancestor process, parent first: ``[pid, start time, executable or None,
-    command line as hex]``, from ``/proc`` (no psutil); None when it cannot be read."""
+    """Each ancestor process that could be the harness (its executable or command line
+    holds ``HARNESS_MARK``), parent first: ``[pid, start time, executable or None, command
+    line as hex]``, from ``/proc`` (no psutil); None when the ancestors cannot be read."""
     found: list[list[Any]] = []
     pid = os.getppid()
-    while pid > 0:
-        if len(found) == MAX_ANCESTORS:
-            return None
+    for _ in range(MAX_ANCESTORS):
+        if pid <= 0:
+            break
         try:
             with open(f"/proc/{pid}/stat", "rb") as file:
                 fields = file.read().rpartition(b")")[2].split()
             with open(f"/proc/{pid}/cmdline", "rb") as file:
-                command = file.read(1 << 16)
+                command = file.read(_COMMAND_READ)
         except OSError:
             return None
         try:
             exe: str | None = os.readlink(f"/proc/{pid}/exe")
         except OSError:
             exe = None
-        found.append([pid, int(fields[19]), exe, command.hex()])
+        marked = HARNESS_MARK.encode() in command or (exe is not None and HARNESS_MARK in exe)
+        if marked or len(command) == _COMMAND_READ:  # a command line cut short may hold it
+            found.append([pid, int(fields[19]), exe, command.hex()])
         pid = int(fields[1])
-    return found
+    return found if pid <= 0 else None
 
 
 def _home() -> str | None:

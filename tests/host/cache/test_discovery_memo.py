@@ -14,7 +14,13 @@ import pytest
 
 from launcher_probe.host.cache import discovery_memo as memo
 from launcher_probe.host.cache.memory import MEMORY
-from tests.commands.test_plain_resolve import CONSOLE_SCRIPT, HEAVY, imported, run
+from tests.commands.test_plain_resolve import (
+    CONSOLE_SCRIPT,
+    HEAVY,
+    imported,
+    run,
+    without_importtime,
+)
 from tests.conftest import ROOT, HostEnv
 from tests.fakes import FakeCodex, install_fake_codex
 from tests.host.memo_check import forget_memos, memo_agrees_with_discovery, memos, timeless
@@ -48,13 +54,57 @@ def resolve(env: dict[str, str]) -> tuple[dict[str, object], bool]:
     return json.loads(out), DISCOVERY in modules
 
 
+def _from_a_new_shell(env: dict[str, str], name: str) -> tuple[dict[str, object], bool]:
+    """:func:`resolve`, from a shell of its own (another parent each time, as
+    ``$(launcher-probe resolve)`` in a script has) whose command line is ``sh -c ... NAME``."""
+    done = subprocess.run(
+        ["sh", "-c", '"$PY" -X importtime -m launcher_probe resolve --json; exit "$?"', name],
+        env={**env, "PY": sys.executable},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, without_importtime(done.stderr)
+    return json.loads(done.stdout), DISCOVERY in imported(done.stderr)
+
+
+def test_a_resolve_from_a_new_shell_each_time_answers_from_the_memo(
+    host_env: HostEnv, on_path: FakeCodex
+) -> None:
+    """The shell that started it could not be the harness: whichever it is decides nothing."""
+    first, discovered = _from_a_new_shell(host_env.env, "sh")
+    assert discovered and len(memos()) == 1
+    second, discovered = _from_a_new_shell(host_env.env, "sh")
+    assert not discovered
+    assert timeless(second) == timeless(first)
+    assert on_path.probe_count() == 1
+
+
+def test_an_ancestor_that_could_be_the_harness_is_compared_exactly(
+    host_env: HostEnv, on_path: FakeCodex
+) -> None:
+    """An ancestor whose command line names codex (as an npm shim's Node does) is the same
+    process, or a miss: another one named so discovers again."""
+    _from_a_new_shell(host_env.env, "codex")
+    second, discovered = _from_a_new_shell(host_env.env, "codex")
+    assert discovered
+    assert second["source"] == "path"
+
+
+def test_the_memo_marks_what_the_harness_can_take() -> None:
+    """Every name ``harness.py`` takes holds the memo's mark: the executable's name."""
+    from launcher_probe.host.discovery.candidate import EXECUTABLE
+
+    assert memo.HARNESS_MARK == EXECUTABLE
+
+
 def test_a_warm_plain_resolve_answers_from_the_memo(host_env: HostEnv, on_path: FakeCodex) -> None:
     first, discovered = resolve(host_env.env)
     assert discovered and first["source"] == "path" and len(memos()) == 1
     second, discovered = resolve(host_env.env)
     assert not discovered
-    for memo_file in memos():
-        memo_file.unlink()
+    forget_memos()
     third, discovered = resolve(host_env.env)
     assert discovered and second == third
     assert on_path.probe_count() == 1
