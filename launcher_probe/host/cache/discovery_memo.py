@@ -24,7 +24,8 @@ before): a resolution that listed a directory (a glob) is no memo. The replay co
 every one of them, replays the trace, then asks the record on disk
 (``VerdictCache.published``: freshness, the walk replayed, symlinks alone or that binary);
 any difference, or anything it cannot read, is a miss: full discovery, as without a memo.
-A memo file is distrusted on read like a record and removed by ``cache clear``.
+A memo file is distrusted on read like a record, removed by ``cache clear``, and by a
+sweep once it was not written for a day (``store.STALE_MEMO_SECONDS``).
 """
 
 from __future__ import annotations
@@ -187,6 +188,8 @@ def record(cache: VerdictCache, found: Discovery) -> None:
         except OSError:
             return
     _write(cache, memo)
+    if cache.disk.sweep_due():  # each new environment's memo is one more file, as a store's
+        cache.disk.sweep()
 
 
 def _searched_before(

@@ -24,13 +24,18 @@ LAYOUT = "v2"
 MAX_RECORD_BYTES = 1 << 20
 #: A writer's temporary file this old was left by a writer that died (a store takes ms).
 STALE_TEMPORARY_SECONDS = 600.0
+#: A discovery memo not written for this long is removed by a sweep: a hit does not write
+#: it, and an environment still in use writes it again at its next full discovery (at the
+#: latest once the verdict it rests on expires: a passed one lives a day). So environments
+#: that come and go (a directory of each session's own on ``PATH``) leave no memo for long.
+STALE_MEMO_SECONDS = 24 * 3600.0
 #: Record files looked at per sweep for binaries that are gone.
 PRUNE_BATCH = 8
 #: The directory size (``st_size``) up to which every store sweeps (``sweep_due``).
 SWEEP_BYTES = 32 * 1024
 #: A writer's temporary file (a record's or a memo's) is named ``.record-*.tmp``.
 TEMPORARY_PREFIX, TEMPORARY_SUFFIX = ".record-", ".tmp"
-#: The discovery memos' file names end so (``memo.py``).
+#: The discovery memos' file names end so (``discovery_memo.py``).
 MEMO_SUFFIX = ".memo"
 
 
@@ -204,8 +209,9 @@ class RecordStore:
     def sweep(self, now: float | None = None) -> None:
         """Bounded housekeeping, never failing, in one scan of the directory (no sort, no
         list of it kept): remove writers' temporary files older than
-        ``STALE_TEMPORARY_SECONDS`` and the records, among up to ``PRUNE_BATCH`` picked at
-        random, of binaries that are gone (their path as found no longer exists)."""
+        ``STALE_TEMPORARY_SECONDS``, discovery memos older than ``STALE_MEMO_SECONDS`` and
+        the records, among up to ``PRUNE_BATCH`` picked at random, of binaries that are
+        gone (their path as found no longer exists)."""
         import contextlib
         import math
         import random  # a store: the slow path
@@ -235,12 +241,9 @@ class RecordStore:
                         weight *= math.exp(math.log(unit()) / PRUNE_BATCH)
                         take = seen + 1 + skip(weight)
                     seen += 1
-                elif name.startswith(TEMPORARY_PREFIX) and name.endswith(TEMPORARY_SUFFIX):
+                elif (oldest := _kept_for(name)) is not None:
                     with contextlib.suppress(OSError):
-                        if (
-                            now - entry.stat(follow_symlinks=False).st_mtime
-                            > STALE_TEMPORARY_SECONDS
-                        ):
+                        if now - entry.stat(follow_symlinks=False).st_mtime > oldest:
                             self.remove(entry.path)
         for file in picked:
             record = self.read(file).record
@@ -258,6 +261,16 @@ class RecordStore:
             for name in names
             if name.startswith(TEMPORARY_PREFIX) and name.endswith(TEMPORARY_SUFFIX)
         ]
+
+
+def _kept_for(name: str) -> float | None:
+    """How old the file ``name`` may be before a sweep removes it (a writer's temporary
+    file, a discovery memo), or None when its age decides nothing."""
+    if name.startswith(TEMPORARY_PREFIX) and name.endswith(TEMPORARY_SUFFIX):
+        return STALE_TEMPORARY_SECONDS
+    if name.endswith(MEMO_SUFFIX):
+        return STALE_MEMO_SECONDS
+    return None
 
 
 def _unlink_unless_directory(file: str) -> bool:

@@ -190,6 +190,34 @@ def test_cache_clear_removes_the_memos(host_env: HostEnv, on_path: FakeCodex) ->
     assert memos() == []
 
 
+def test_a_memo_not_written_for_a_day_goes_at_the_next_ones_write(
+    host_env: HostEnv, on_path: FakeCodex
+) -> None:
+    """An environment that came and went (another PATH entry each session, say) leaves its
+    memo behind: once it is ``STALE_MEMO_SECONDS`` old, the write of a new environment's
+    memo sweeps it; a younger one stays. Back in that environment, a plain resolve discovers
+    in full, answers the same and writes its memo again."""
+    from launcher_probe.host.cache.store import STALE_MEMO_SECONDS
+
+    path = host_env.env["PATH"]
+    sessions = [{**host_env.env, "PATH": f"{path}:/nonexistent/session-{n}"} for n in range(3)]
+    answers, written = [], []
+    for env in sessions[:2]:
+        before = set(memos())
+        answers.append(resolve(env)[0])
+        (new,) = set(memos()) - before
+        written.append(new)
+    old, young = written
+    aged = os.lstat(old).st_mtime - STALE_MEMO_SECONDS - 60
+    os.utime(old, (aged, aged))
+
+    resolve(sessions[2])
+
+    assert not old.exists() and young.exists() and len(memos()) == 2
+    again, discovered = resolve(sessions[0])
+    assert discovered and timeless(again) == timeless(answers[0]) and old.exists()
+
+
 def test_the_memo_reads_every_variable_discovery_reads(
     host_env: HostEnv, on_path: FakeCodex, monkeypatch: pytest.MonkeyPatch
 ) -> None:
