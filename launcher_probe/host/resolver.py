@@ -184,8 +184,12 @@ def _discover_and_decide(
     from launcher_probe.host.attempt import Attempt
     from launcher_probe.host.discovery.order import discover
 
+    seen = None  # what a discovery memo records, read before discovery reads it
+    if codex is None and cache is not None and not refresh:
+        from launcher_probe.host.cache.discovery_memo import observed
+
+        seen = observed()
     found = discover(codex)
-    memoise = codex is None and cache is not None and not refresh
     tried: list[PassedOver] = []
     for candidate in found.candidates:
         attempt = Attempt(
@@ -201,11 +205,11 @@ def _discover_and_decide(
         outcome = attempt.decide()
         if isinstance(outcome, Published):
             published = outcome.replace(warnings=tuple(warnings), tried=tuple(tried))
-            if memoise and not tried and found.candidates[0].source is not Source.ENV:
+            if seen is not None and not tried and found.candidates[0].source is not Source.ENV:
                 from launcher_probe.host.cache.discovery_memo import record
 
                 assert cache is not None
-                record(cache, found)
+                record(cache, found, seen)
             return _with_version_warning(published)
         tried.append(outcome)
     return _withheld(found, tried, warnings)

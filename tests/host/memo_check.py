@@ -61,17 +61,18 @@ def memo_names_what_discovery_finds() -> bool:
     True when it was written and replayed."""
     from launcher_probe.host.discovery.order import discover
 
+    seen = memo.observed()
     try:
         found = discover()
     except LauncherProbeError:
         return False  # the config file is refused: no answer to memoise
     cache = VerdictCache()
-    if not found.candidates or os.environ.get("LAUNCHER_PROBE_CODEX"):
+    if seen is None or not found.candidates or os.environ.get("LAUNCHER_PROBE_CODEX"):
         return False
     cache.disk.check_directories(create=True)
     for stale in memos():
         stale.unlink()
-    memo.record(cache, found)
+    memo.record(cache, found, seen)
     choice = memo.replay_choice(cache)
     first = found.candidates[0]
     if choice is None:

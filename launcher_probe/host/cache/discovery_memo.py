@@ -8,11 +8,14 @@ is there, or what a glob place matches. A memo is written after a full discovery
 published its *first* candidate: then every place searched before it was absent, and
 every glob place before it matched nothing. It records those inputs: the variables'
 values (the memo's file name is their digest, so each environment has its own), the
-effective uid, the config file's walk (or that it is absent), each profile's and
-``~/.npmrc``'s identity, the ancestors that could be the harness read from ``/proc``
-(pid, start time, executable, command line of each whose executable or command line names
-``codex``: ``harness.py`` takes no other, so the shell that started this process decides
-nothing), each earlier place, each glob place's pattern and
+effective uid, the config file's walk (or that it is absent), the home directory as
+discovery takes it (``paths.rules.home_directory``) and the identity of each profile and
+``~/.npmrc`` there (of the file a symlink leads to: what discovery reads), the ancestors
+that could be the harness read from ``/proc`` (pid, start time, executable, command line
+of each whose executable or command line names ``codex``: ``harness.py`` takes no other,
+so the shell that started this process decides nothing) -- all of these read *before*
+discovery, so that a change while it and the probe run is a difference, never recorded as
+what it saw (``observed``) --, each earlier place, each glob place's pattern and
 matches up to the chosen place (when a glob found it, it is that glob's newest match),
 and the chosen source and path. A glob is replayed by matching it again with the
 function discovery uses (``native/newest.py``): the same matches, within the cap, or a
@@ -20,7 +23,9 @@ miss. When that path reaches its native binary through
 a shim, dispatcher or wrapper, it also records the binary and the trace
 (``paths/trace.py``) of every path native resolution looked at (``native/trail.py``: the
 shim, the ``package.json`` files, the platform package's directories, the places tried
-before): a resolution that listed a directory (a glob) is no memo. The replay compares
+before): a resolution that listed a directory (a glob) is no memo; nor is a discovery
+below an ancestor running a script named as Codex's before any Codex executable (judged
+on the script's file and ``#!`` line, which no replay compares). The replay compares
 every one of them, replays the trace, then asks the record on disk
 (``VerdictCache.published``: freshness, the walk replayed, symlinks alone or that binary);
 any difference, or anything it cannot read, is a miss: full discovery, as without a memo.
@@ -33,9 +38,11 @@ from __future__ import annotations
 import os
 import stat
 
+from launcher_probe.contract import Source
 from launcher_probe.host.cache.location import sha256_hex
 from launcher_probe.host.cache.store import MEMO_SUFFIX, TEMPORARY_PREFIX, TEMPORARY_SUFFIX
 from launcher_probe.host.paths.fingerprint import Fingerprint
+from launcher_probe.host.paths.rules import home_directory
 from launcher_probe.host.paths.trace import Trace
 from launcher_probe.json_core import dumps, loads
 from launcher_probe.json_output import printable
@@ -49,7 +56,7 @@ if TYPE_CHECKING:
     from launcher_probe.host.discovery.candidate import Candidate
     from launcher_probe.host.discovery.order import Discovery
 
-#: Every environment variable discovery reads (tests/host/test_memo.py checks the list).
+#: Every environment variable discovery reads (``test_discovery_memo.py`` checks the list).
 VARIABLES = (
     "LAUNCHER_PROBE_CODEX",
     "PATH",
@@ -71,9 +78,11 @@ VARIABLES = (
     "BUN_INSTALL",
     "HOMEBREW_PREFIX",
 )
+#: The sources of a memo's place: discovery's own, never the operator's path.
+_MEMO_SOURCES = frozenset(Source) - {Source.EXPLICIT, Source.ENV}
 #: Files under HOME whose contents add places (shell profiles) or name one (``.npmrc``).
 HOME_FILES = (".zshrc", ".bashrc", ".zprofile", ".bash_profile", ".profile", ".npmrc")
-MEMO_VERSION = 4
+MEMO_VERSION = 5
 MAX_MEMO_BYTES = 1 << 18
 #: Ancestors read at most (a deeper tree is no memo).
 MAX_ANCESTORS = 64
@@ -102,11 +111,12 @@ def memo_file(cache: VerdictCache) -> str:
     return os.path.join(cache.directory, f"discovery-{name}{MEMO_SUFFIX}")
 
 
-def _identity(path: str) -> list[int] | None:
-    """What changes when the file at ``path`` is replaced or written: device, inode, mode,
+def _identity(path: str, *, follow: bool = False) -> list[int] | None:
+    """What changes when the file at ``path`` (with ``follow``, the file it leads to through
+    symlinks, which is what a reader reads) is replaced or written: device, inode, mode,
     size, mtime and ctime; None when nothing is there."""
     try:
-        st = os.lstat(path)
+        st = os.stat(path, follow_symlinks=follow)
     except OSError:
         return None
     return [st.st_dev, st.st_ino, st.st_mode, st.st_size, st.st_mtime_ns, st.st_ctime_ns]
@@ -139,57 +149,90 @@ def ancestry() -> list[list[Any]] | None:
     return found if pid <= 0 else None
 
 
-def _home() -> str | None:
-    home = os.environ.get("HOME") or ""
-    return home if os.path.isabs(home) else None
-
-
 def _inputs(config: str) -> dict[str, Any]:
-    """The inputs read now that do not depend on the places: config, home files, ancestry."""
-    home = _home()
+    """The inputs read now that do not depend on the places: the home directory (the
+    password database's when HOME is unset) and its files (read through symlinks, as
+    discovery reads them), the ancestry, the config file."""
+    home = home_directory()
+    absolute = os.path.isabs(home)
     return {
-        "home_files": [None if home is None else _identity(f"{home}/{n}") for n in HOME_FILES],
+        "home": home,
+        "home_files": [
+            _identity(os.path.join(home, name), follow=True) if absolute else None
+            for name in HOME_FILES
+        ],
         "ancestry": ancestry(),
         "config": _identity(config),
     }
 
 
-def record(cache: VerdictCache, found: Discovery) -> None:
-    """Write the memo of the full discovery ``found`` (whose first candidate was published)
-    when its inputs can be memoised (see the module's docstring); never fails."""
+def observed() -> dict[str, Any] | None:
+    """What a memo records of the inputs that do not depend on the places, read *before*
+    discovery reads them (so that whatever changes while discovery and the probe run is a
+    difference at the next replay, never taken for what discovery saw); None when they
+    cannot be memoised."""
     from launcher_probe.host.discovery.config_file import config_file
 
-    chosen = found.candidates[0]
-    place = {"source": str(chosen.source), "path": chosen.path}
-    earlier = _searched_before(found, place)
-    if earlier is None or not all(map(_plain, _environment().values())):
-        return
-    absent, globs = earlier
     config = str(config_file())
-    memo: dict[str, Any] = {
-        "version": MEMO_VERSION,
+    seen: dict[str, Any] = {
         "environment": _environment(),
         "euid": os.geteuid(),
         **_inputs(config),
         "config_file": config,
         "config_walk": None,
-        "absent": absent,
-        "globs": globs,
-        "chosen": place,
     }
-    if memo["ancestry"] is None or any(os.path.lexists(path) for path in memo["absent"]):
+    if seen["ancestry"] is None or not all(map(_plain, seen["environment"].values())):
+        return None
+    if seen["config"] is not None:
+        try:
+            seen["config_walk"] = Fingerprint.of(config, config).record_json()
+        except OSError:
+            return None
+    return seen
+
+
+def record(cache: VerdictCache, found: Discovery, seen: dict[str, Any]) -> None:
+    """Write the memo of the full discovery ``found`` (whose first candidate was published)
+    from what was ``observed`` before it, when its inputs can be memoised (see the module's
+    docstring); never fails."""
+    chosen = found.candidates[0]
+    place = {"source": str(chosen.source), "path": chosen.path}
+    earlier = _searched_before(found, place)
+    if earlier is None or not _harness_settled(seen["ancestry"], place):
+        return
+    absent, globs = earlier
+    memo = {"version": MEMO_VERSION, **seen, "absent": absent, "globs": globs, "chosen": place}
+    if any(os.path.lexists(path) for path in absent):
         return
     memo["native"] = _behind(chosen)
     if memo["native"] is None:
         return
-    if memo["config"] is not None:
-        try:
-            memo["config_walk"] = Fingerprint.of(config, config).record_json()
-        except OSError:
-            return
     _write(cache, memo)
     if cache.disk.sweep_due():  # each new environment's memo is one more file, as a store's
         cache.disk.sweep()
+
+
+def _harness_settled(ancestors: list[list[Any]], place: dict[str, str]) -> bool:
+    """Whether what the harness source found follows from the ancestors' executables and
+    command lines alone, which the replay compares: the nearest that runs a Codex
+    executable is the harness, and so the place found; none does, and none runs a script
+    named as Codex's. Such a script's ancestor is judged on the script's file, its ``#!``
+    line and the interpreter's lookup, none of which the memo replays: no memo then (under
+    Codex the nearest is its native binary, which starts the servers)."""
+    from launcher_probe.host.discovery.harness import is_codex_executable, script_named
+
+    for _pid, _start, exe, command in ancestors:
+        running = (exe or "").removesuffix(" (deleted)")
+        if is_codex_executable(running):
+            return place == {"source": "harness", "path": running}
+        line = bytes.fromhex(command)
+        argv = line.split(b"\0")
+        known = line.endswith(b"\0") or (len(line) >= _COMMAND_READ and len(argv) > 2)
+        if not known or (len(argv) <= 2 and b" " in line):
+            return False  # cut short, or a title set over it (psutil splits that at spaces)
+        if script_named([os.fsdecode(arg) for arg in argv[:2]]) is not None:
+            return False
+    return place["source"] != "harness"
 
 
 def _searched_before(
@@ -359,6 +402,7 @@ def replay_choice(cache: VerdictCache) -> tuple[str, str, str | None] | None:
             or memo["euid"] != os.geteuid()
             or not isinstance(config, str)
             or not isinstance(source, str)
+            or source not in _MEMO_SOURCES
             or not isinstance(path, str)
             or not isinstance(absent, list)
             or not all(isinstance(place, str) for place in absent)

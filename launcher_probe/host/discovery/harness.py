@@ -64,9 +64,8 @@ def _codex_of(process: psutil.Process) -> Candidate | None:
             )
         return make_candidate(Source.HARNESS, exe)
     try:
-        argv = process.cmdline()
-        script = argv[1] if len(argv) > 1 else ""
-        if os.path.basename(script) not in (EXECUTABLE, "codex.js"):
+        script = script_named(process.cmdline())
+        if script is None:
             return None
         if not os.path.isabs(script):
             script = os.path.join(process.cwd(), script)
@@ -75,6 +74,13 @@ def _codex_of(process: psutil.Process) -> Candidate | None:
     if not check_launcher_path(script).ok or not _runs(exe, read_head(script)):
         return None
     return make_candidate(Source.HARNESS, script)
+
+
+def script_named(argv: list[str]) -> str | None:
+    """The script ``argv`` runs when it is named as Codex's (``codex`` or ``codex.js``), as
+    given (maybe relative); None when it runs no such script."""
+    script = argv[1] if len(argv) > 1 else ""
+    return script if os.path.basename(script) in (EXECUTABLE, "codex.js") else None
 
 
 def is_codex_executable(exe: str) -> bool:

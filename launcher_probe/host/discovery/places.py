@@ -13,10 +13,9 @@ import glob
 import os
 import platform
 from collections.abc import Callable
-from pathlib import Path
 
 from launcher_probe.contract import Source
-from launcher_probe.host.paths.rules import open_regular_file
+from launcher_probe.host.paths.rules import home_directory, open_regular_file
 
 #: Bytes of ``~/.npmrc`` and of each shell profile read.
 _NPMRC_LIMIT = _PROFILE_LIMIT = 64 * 1024
@@ -49,7 +48,7 @@ class Locations:
         self._skip = skip
         self._source = Source.STANDALONE
         self.darwin = platform.system() == "Darwin"
-        home = str(Path.home())
+        home = home_directory()
         self.home = home if os.path.isabs(home) else None
         self._relative_home = None if self.home else home
 

@@ -225,14 +225,19 @@ def first_change(replay: Replay) -> str | None:
     return f"the walk of {paths[-1]} changed while it was replayed"
 
 
+#: Above every value of a stat field (each fits in 64 bits; ``stat.S_ISDIR`` and the like
+#: take no more).
+_STAT_LIMIT = 1 << 64
+
+
 def component_from_json(value: Any) -> Component:
     """Parse one component of :meth:`Fingerprint.record_json`'s form; ValueError on any
     deviation."""
     if not isinstance(value, dict) or set(value) != set(_COMPONENT_FIELDS):
         raise ValueError(f"a component must be an object with exactly {list(_COMPONENT_FIELDS)}")
     numbers = [value[name] for name in _COMPONENT_FIELDS[1:-1]]
-    if any(type(number) is not int or number < 0 for number in numbers):
-        raise ValueError("component attributes must be non-negative integers")
+    if any(type(number) is not int or not 0 <= number < _STAT_LIMIT for number in numbers):
+        raise ValueError("component attributes must be integers from 0 to 2**64 - 1")
     if type(value["hop"]) is not bool:
         raise ValueError("component hop must be a boolean")
     mode, uid, gid, dev, ino, size, mtime_ns, ctime_ns = numbers

@@ -23,6 +23,7 @@ __all__ = [
     "PathRejected",
     "PathVerdict",
     "check_launcher_path",
+    "home_directory",
     "judge",
     "open_regular_file",
     "require_launcher_path",
@@ -68,6 +69,14 @@ def open_regular_file(path: str) -> BinaryIO:
         os.close(fd)
         raise OSError(errno.EINVAL, "not a regular file", path)
     return os.fdopen(fd, "rb")
+
+
+def home_directory() -> str:
+    """The home directory every place under HOME is taken in (discovery's places and what
+    the discovery memo records of them): ``~`` as ``os.path.expanduser`` expands it
+    (``$HOME``; the password database's entry when unset; ``/`` when empty; ``~`` itself
+    when neither gives one). A caller uses it only when it is absolute."""
+    return os.path.expanduser("~")
 
 
 def _as_text(path: str | bytes) -> str | PathVerdict:

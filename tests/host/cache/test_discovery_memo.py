@@ -126,12 +126,16 @@ def _config(host_env: HostEnv, tmp_path: Path) -> None:
     config.write_text(f'codex = "{fake.path}"\n')
 
 
+def installer_block(directory: Path) -> str:
+    """The PATH block the Codex installer adds to a shell profile, for ``directory``."""
+    return (
+        f'# >>> Codex installer >>>\nexport PATH="{directory}:$PATH"\n# <<< Codex installer <<<\n'
+    )
+
+
 def _installer_block(host_env: HostEnv, tmp_path: Path) -> None:
     fake = installed_at(tmp_path / "installed")
-    (host_env.home / ".bashrc").write_text(
-        f'# >>> Codex installer >>>\nexport PATH="{fake.path.parent}:$PATH"\n'
-        "# <<< Codex installer <<<\n"
-    )
+    (host_env.home / ".bashrc").write_text(installer_block(fake.path.parent))
 
 
 def _binary_changed(host_env: HostEnv, tmp_path: Path) -> None:

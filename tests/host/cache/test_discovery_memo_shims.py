@@ -283,13 +283,15 @@ def test_a_change_between_discovery_and_the_memo_writes_none(
     disagrees, and no memo names the binary discovery found (without the change, one does)."""
     layout = npm_global(tmp_path / "npm-prefix", sibling=True)
     shim = str(layout.bin_dir / "codex")
+    seen = discovery_memo.observed()
+    assert seen is not None
     found = Discovery((make_candidate(Source.PATH, shim),), (), ({"source": "path", "path": shim},))
     assert found.candidates[0].resolved == str(layout.fake.path)
     cache = VerdictCache()
     cache.disk.check_directories(create=True)
-    discovery_memo.record(cache, found)
+    discovery_memo.record(cache, found, seen)
     (written,) = memos()
     written.unlink()
     _nested_package_appears(layout, tmp_path)
-    discovery_memo.record(cache, found)
+    discovery_memo.record(cache, found, seen)
     assert memos() == []
