@@ -222,14 +222,14 @@ def decision_from_json(value: dict[str, Any], asked: str | None = None) -> Decis
             raise ValueError("the launcher on disk is not the one the helper verified")
         if asked is not None and fingerprint.end != fingerprint.native:
             raise ValueError("the launcher is not reached from the path asked by symlinks alone")
-        _require_passed_verdict(fingerprint)
+        version = _passed_version(fingerprint)  # the record's word, not the answer's
         probed_at = value["probed_at"]
         if not isinstance(probed_at, int | float) or isinstance(probed_at, bool):
             raise TypeError("probed_at must be a number")
         return Published(
             descriptor=descriptor,
             source=str(value["source"]),
-            version=str(value["version"]),
+            version=version,
             fingerprint=fingerprint,
             from_cache=bool(value["from_cache"]),
             probed_at=float(probed_at),
@@ -244,8 +244,9 @@ def decision_from_json(value: dict[str, Any], asked: str | None = None) -> Decis
     return Withheld(Reason(value["reason"]), str(value["detail"]), tried, warnings, searched)
 
 
-def _require_passed_verdict(fingerprint: Fingerprint) -> None:
-    """ValueError unless the verdict cache holds a fresh passed verdict for ``fingerprint``."""
+def _passed_version(fingerprint: Fingerprint) -> str:
+    """The version the fresh passed verdict for ``fingerprint`` in this user's verdict cache
+    found; ValueError when the cache holds none."""
     from launcher_probe.host.cache.policy import CacheUnavailable, VerdictCache
 
     try:
@@ -254,6 +255,7 @@ def _require_passed_verdict(fingerprint: Fingerprint) -> None:
         raise ValueError(str(error)) from error
     if record is None or not record.result.ok:
         raise ValueError("no passed verdict for this launcher in this user's verdict cache")
+    return record.result.version or ""
 
 
 def resolve_via(

@@ -10,8 +10,12 @@ from launcher_probe.arguments import add_seconds
 from launcher_probe.messages import escaped
 from launcher_probe.service.app import serve
 from launcher_probe.service.location import default_socket
+from launcher_probe.service.log_writer import LogWriter
 from launcher_probe.service.server import DEFAULT_IDLE_TIMEOUT, Limits
 from launcher_probe.service.units import UNITS
+
+#: How long the helper's last log lines may wait for stderr when it stops.
+_LOG_DRAIN_TIMEOUT = 2.0
 
 
 class _OneLineFormatter(logging.Formatter):
@@ -64,7 +68,11 @@ def run(args: argparse.Namespace) -> int:
     handler.setFormatter(
         _OneLineFormatter("%(asctime)s launcher-probe serve: %(levelname)s %(message)s")
     )
-    logging.basicConfig(level=logging.INFO, handlers=[handler])
+    writer = LogWriter(handler)  # no thread of the helper waits on stderr
+    logging.basicConfig(level=logging.INFO, handlers=[writer.handler])
     idle = DEFAULT_IDLE_TIMEOUT if args.idle_timeout is None else args.idle_timeout
     limits = Limits(max_connections=args.max_connections, idle_timeout=idle)
-    return serve(args.socket or default_socket(), limits)
+    try:
+        return serve(args.socket or default_socket(), limits)
+    finally:
+        writer.close(_LOG_DRAIN_TIMEOUT)

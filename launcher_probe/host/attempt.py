@@ -79,14 +79,19 @@ class Attempt:
         return PassedOver(str(candidate.source), candidate.path, candidate.resolved, reason, detail)
 
     def decide(self) -> Published | PassedOver:
-        verdict = self.candidate.verdict
-        if not verdict.ok:
-            return self.passed_over(verdict.reason or Reason.NOT_FOUND, verdict.detail)
-        native = self.candidate.resolved
-        if native is None:
-            return self.passed_over(Reason.SHIM_UNRESOLVED, f"{self.candidate.path} is a shim")
-        # One change of the binary while it is verified is retried; a second one withholds it.
-        for _ in range(2):
+        # One change of the binary while it is verified is retried, from where the path
+        # leads then (resolved again); a second one withholds it.
+        for retry in (False, True):
+            if retry:
+                from launcher_probe.host.discovery.candidate import make_candidate
+
+                self.candidate = make_candidate(self.candidate.source, self.candidate.path)
+            verdict = self.candidate.verdict
+            if not verdict.ok:
+                return self.passed_over(verdict.reason or Reason.NOT_FOUND, verdict.detail)
+            native = self.candidate.resolved
+            if native is None:
+                return self.passed_over(Reason.SHIM_UNRESOLVED, f"{self.candidate.path} is a shim")
             try:
                 decided = self.verdict(native)
             except OSError as error:
@@ -126,19 +131,24 @@ class Attempt:
             "or as soon as the binary changes)"
         )
 
-    def judged(self, native: str) -> Fingerprint | PathVerdict:
+    def judged(self, native: str) -> Fingerprint | PathVerdict | None:
         """Walk the candidate and its native binary now; the failing path-rule verdict
-        when the files fail the rules. OSError when they are gone."""
+        when the files fail the rules; None when a path reached by symlinks alone leads
+        elsewhere now (retargeted since it was resolved: no verdict is about that file).
+        OSError when they are gone."""
         fingerprint = Fingerprint.of(self.candidate.path, native)
+        resolution = self.candidate.resolution
+        if fingerprint.end != native and (resolution is None or resolution.shim is None):
+            return None
         verdict = fingerprint.verdict()
         return fingerprint if verdict.ok else verdict
 
     def verdict(self, native: str) -> Verdict | PathVerdict | None:
         """The cached or fresh verdict for the files as they are now (the path rules
-        judged on the same walk first); None if they changed while probed. OSError when
-        they are gone; LockTimeout."""
+        judged on the same walk first); None if they changed while probed (or the path
+        leads elsewhere now). OSError when they are gone; LockTimeout."""
         fingerprint = self.judged(native)
-        if isinstance(fingerprint, PathVerdict):
+        if fingerprint is None or isinstance(fingerprint, PathVerdict):
             return fingerprint
         cache = self.cache
         if cache is None:
@@ -161,7 +171,7 @@ class Attempt:
         # Another process may have probed while we waited, or the files changed meanwhile.
         if not fingerprint.still_matches():
             judged = self.judged(native)
-            if isinstance(judged, PathVerdict):
+            if judged is None or isinstance(judged, PathVerdict):
                 return judged
             fingerprint = judged
         hit = cache.lookup(

@@ -16,7 +16,8 @@ from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Any
 
-from launcher_probe.host.decision import Decision, Published
+from launcher_probe.contract import Reason
+from launcher_probe.host.decision import Decision, Published, Withheld
 from launcher_probe.host.paths.fingerprint import Fingerprint
 from launcher_probe.host.probe_result import DEFAULT_TIMEOUT
 from launcher_probe.host.resolver import ResolverConfig, resolve_launcher
@@ -33,6 +34,8 @@ REVERIFY_MARGIN = 300.0
 MAX_HELD = 64
 #: A warm answer rests on a replay of its fingerprint made at most this long ago (seconds).
 REPLAY_INTERVAL = 0.001
+#: Resolutions one request may run when the binary keeps changing right after each.
+MAX_DECISIONS = 3
 #: A ``codex`` longer than this (no usable path is: PATH_MAX) is decided, never kept.
 MAX_KEY_CHARS = 4096
 #: The most ``forget`` requests remembered for keys not held (the oldest go first).
@@ -85,13 +88,23 @@ class DecisionTable:
             return None
         if self._due(held):
             return None
+        return held if self.replayed(key, held) else None
+
+    def replayed(self, key: Key, held: Held) -> bool:
+        """Whether what ``held`` rests on matched at most ``REPLAY_INTERVAL`` ago: replayed
+        now unless the decision held for ``key`` is ``held`` and was replayed since. A
+        withheld decision rests on nothing to replay."""
+        if held.fingerprint is None:
+            return True
+        current = self._held.get(key) is held
         now = time.monotonic()
-        if now < self._replayed_until.get(key, 0.0):
-            return held
+        if current and now < self._replayed_until.get(key, 0.0):
+            return True
         if not held.fingerprint.still_matches():
-            return None
-        self._replayed_until[key] = now + REPLAY_INTERVAL
-        return held
+            return False
+        if current:
+            self._replayed_until[key] = now + REPLAY_INTERVAL
+        return True
 
     def running(self, key: Key) -> Future[Held] | None:
         """The resolution of ``key`` under way, if any (to wait on without a thread)."""
@@ -106,7 +119,24 @@ class DecisionTable:
         self, key: Key, *, refresh: bool = False, timeout: float | None = None
     ) -> tuple[Held, bytes]:
         """:meth:`resolve`, and the answer for this caller: the decision as made for the
-        caller whose resolution made it, as a warm hit (``from_cache``) for the others."""
+        caller whose resolution made it, as a warm hit (``from_cache``) for the others.
+        Like a warm answer it rests on a replay at most ``REPLAY_INTERVAL`` old: a decision
+        whose binary changed after it was made (while its resolution ended, or while this
+        caller waited for it) is made again, at most ``MAX_DECISIONS`` times; then the
+        launcher is withheld as changed."""
+        for _ in range(MAX_DECISIONS):
+            held, answer = self._resolved(key, refresh, timeout)
+            if self.replayed(key, held):
+                return held, answer
+            refresh = False
+        assert isinstance(held.decision, Published)
+        path = held.decision.descriptor.codex_executable
+        detail = f"{path} changed each time it was verified; not published"
+        changed = Withheld(Reason.BINARY_CHANGED, detail)
+        line = encode_result(changed.to_json())
+        return Held(changed, line, line, None, self.config.clock(), None), line
+
+    def _resolved(self, key: Key, refresh: bool, timeout: float | None) -> tuple[Held, bytes]:
         held = None if refresh else self.warm(key)
         if held is not None:
             return held, held.warm_answer

@@ -69,12 +69,21 @@ class Handlers:
             return None
         return self.table.running(request.args.get("codex"))
 
-    def answer_waited(self, request: Request, done: Future[Held]) -> bytes:
+    def answer_waited(self, request: Request, done: Future[Held]) -> bytes | None:
         """The response line to ``request`` from the finished resolution ``done`` (a warm
-        hit: another request's resolution made it)."""
-        return self._guarded(
-            request, lambda: result_line_from_text(done.result().warm_answer, request.id)
-        )
+        hit: another request's resolution made it); None when what it rests on changed
+        since (its replay, at most ``REPLAY_INTERVAL`` old, fails): ``answer_later`` then."""
+
+        def answer() -> bytes:
+            held = done.result()
+            if not self.table.replayed(request.args.get("codex"), held):
+                raise _NotWarm
+            return result_line_from_text(held.warm_answer, request.id)
+
+        try:
+            return self._guarded(request, answer)
+        except _NotWarm:
+            return None
 
     def answer_later(self, request: Request) -> bytes:
         """The response line, resolving first (slow: a probe may run)."""

@@ -293,7 +293,11 @@ class Server:
         return request
 
     def _waited(self, connection: Connection, request: Request, done: Future[Held]) -> None:
-        self.done.append((connection, self.handlers.answer_waited(request, done)))
+        answer = self.handlers.answer_waited(request, done)
+        if answer is None:  # the binary changed since it was decided: decide again
+            self.workers.submit(functools.partial(self._later, connection, request))
+            return
+        self.done.append((connection, answer))
         self.wake()
 
     def _later(self, connection: Connection, request: Request) -> None:

@@ -650,3 +650,42 @@ def test_a_directory_changed_between_lookups_is_judged_again(
         assert str(directory) in in_process.detail
         assert fresh_process["reason"] == "unsafe_permissions"
         assert fake.probe_count() == 1
+
+
+def test_a_symlink_retargeted_while_its_binary_is_probed_publishes_where_it_leads_now(
+    host_env: HostEnv, tmp_path: Path
+) -> None:
+    """The retry after a change resolves the path again: the binary the symlink leads to
+    now is verified and published, never the one it led to when it was found."""
+    from tests.processes import wait_until
+
+    before, after = (install_fake_codex(_private(tmp_path / name)) for name in ("a", "b"))
+    link, gate = tmp_path / "link", tmp_path / "gate"
+    link.symlink_to(before.path)
+    before.set_fault("slow_start", seconds=60, gate=str(gate))
+    resolving = subprocess.Popen(
+        [sys.executable, "-m", "launcher_probe", "resolve", "--json", "--codex", str(link)],
+        env=host_env.env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        wait_until(lambda: before.probe_count() == 1)
+        retargeted = tmp_path / "link.new"
+        retargeted.symlink_to(after.path)
+        os.replace(retargeted, link)
+        gate.touch()
+        out, err = resolving.communicate(timeout=120)
+    finally:
+        resolving.kill()
+        resolving.wait()
+    assert resolving.returncode == 0, err
+    assert json.loads(out)["launcher"] == {"codexExecutable": str(after.path)}
+    assert (before.probe_count(), after.probe_count()) == (1, 1)
+
+
+def _private(directory: Path) -> Path:
+    directory.mkdir(mode=0o755)
+    directory.chmod(0o755)
+    return directory

@@ -165,6 +165,8 @@ FAKE_HELPER = textwrap.dedent(
             line = line.replace(b'"ok": true', b'"ok": false, "ok": true')
         elif mode == "truncated":
             line = line[:-1]
+        elif mode == "version":  # a verified launcher, its version made up
+            line = line.replace(b'"version": "0.169.0"', b'"version": "9.9.9-fake"')
         elif mode == "deep":
             line = b"[" * 100000
         client.sendall(line + b"\\n")
@@ -205,6 +207,29 @@ def test_an_answer_for_another_path_is_not_used(
         )
         assert helper_only.returncode == 3
         assert "not for the path asked about" in helper_only.stderr
+
+
+def test_the_version_of_a_helpers_launcher_is_the_verdicts(
+    host_env: HostEnv, client_socket: Path, fake_codex: FakeCodex
+) -> None:
+    """L1: the helper is trusted to have probed, never to say what the probe found: the
+    version comes from this user's passed verdict for that walk."""
+    genuine = run_cli(
+        "resolve", "--via", "local", "--json", "--codex", str(fake_codex.path), env=host_env.env
+    )
+    assert genuine.returncode == 0, genuine.stderr
+    with fake_helper(host_env, client_socket, fake_codex.path, "version"):
+        through = run_cli(
+            "resolve",
+            "--via",
+            "helper",
+            "--json",
+            "--codex",
+            str(fake_codex.path),
+            env=host_env.env,
+        )
+    assert through.returncode == 0, through.stderr
+    assert json.loads(through.stdout)["version"] == json.loads(genuine.stdout)["version"]
 
 
 @pytest.mark.parametrize("mode", ["nan", "repeated", "truncated", "deep"])

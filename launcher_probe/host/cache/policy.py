@@ -109,6 +109,8 @@ class VerdictCache:
         self.lock_timeout = lock_timeout
         self.clock = clock
         self.memory = memory
+        #: When ``wait_turn`` began to wait for each path's entry (``time.monotonic()``).
+        self._waiting_since: dict[str, float] = {}
         self.disk.check_directories(create=False)
 
     def record_file(self, path: str) -> str:
@@ -204,6 +206,7 @@ class VerdictCache:
             self.disk.check_directories(create=True)
         except CacheUnavailable:
             return None
+        self._waiting_since[path] = time.monotonic()  # ``locked`` waits what is left
         return wait_turn(
             self.lock_file(path), self.lock_timeout, lambda: self.published(source, path)
         )
@@ -291,9 +294,12 @@ class VerdictCache:
 
     def locked(self, path: str) -> AbstractContextManager[None]:
         """The entry lock for ``path`` (threads and processes alike), held by a ``with``
-        block, the cache directories made first. LockTimeout when it stays held;
-        CacheUnavailable when the directories or the lock file cannot be made."""
+        block, the cache directories made first. LockTimeout when it stays held past the
+        lock timeout, counted from when :meth:`wait_turn` began to wait for the entry, if
+        it did (one timeout for the whole wait); CacheUnavailable when the directories or
+        the lock file cannot be made."""
         from launcher_probe.host.cache.entry_lock import entry_lock  # threads: the slow path only
 
         self.disk.check_directories(create=True)
-        return entry_lock(self.lock_file(path), self.lock_timeout)
+        since = self._waiting_since.pop(path, None)
+        return entry_lock(self.lock_file(path), self.lock_timeout, since=since)

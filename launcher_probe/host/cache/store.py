@@ -286,12 +286,17 @@ def _unlink_unless_directory(file: str) -> bool:
 
 def remove_unheld_lock(file: str) -> None:
     """Unlink the lock file ``file`` while holding its lock, unless another holds it (or it
-    is a directory); never fails. A waiter that opened it before checks, once it holds the
-    lock, that the file is still the one at the path (``entry_lock``)."""
+    is a directory); never fails. A symlink in its place (no lock is ever taken through
+    one: caching that path stays off while it is there) is unlinked as it is. A waiter that
+    opened it before checks, once it holds the lock, that the file is still the one at the
+    path (``entry_lock``)."""
     import contextlib
     import fcntl  # ``cache clear`` only
 
     with contextlib.suppress(OSError):
+        if stat.S_ISLNK(os.lstat(file).st_mode):
+            os.unlink(file)
+            return
         fd = os.open(file, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
         try:
             if stat.S_ISREG(os.fstat(fd).st_mode):

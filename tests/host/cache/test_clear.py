@@ -41,6 +41,29 @@ def test_clear_removes_the_lock_files_no_one_holds(
     assert [p.name for p in directory.iterdir()] == [held.name], "only the held lock is left"
 
 
+def test_clear_removes_a_symlink_in_a_lock_files_place(
+    host_env: HostEnv, fake_codex: FakeCodex, tmp_path: Path
+) -> None:
+    """No lock is taken through a symlink, so none is cached for that path while it is
+    there (each resolve probes, with a warning); ``cache clear`` takes it away."""
+    assert resolve_json(host_env.env, fake_codex.path)[0] == 0
+    lock = record_file(host_env, fake_codex.path).with_suffix(".lock")
+    lock.unlink()
+    lock.symlink_to(tmp_path / "elsewhere")
+    record_file(host_env, fake_codex.path).unlink()
+    for _ in range(2):
+        assert resolve_json(host_env.env, fake_codex.path)[0] == 0
+    assert fake_codex.probe_count() == 3  # uncached while the symlink is there
+
+    assert run_cli("cache", "clear", env=host_env.env).returncode == 0
+
+    assert not os.path.lexists(lock)
+    for _ in range(2):
+        assert resolve_json(host_env.env, fake_codex.path)[0] == 0
+    assert fake_codex.probe_count() == 4  # cached again
+    assert not (tmp_path / "elsewhere").exists()
+
+
 def test_a_lock_removed_between_open_and_lock_is_opened_again(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -10,6 +10,7 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -458,4 +459,29 @@ def test_a_waiter_sleeps_in_the_kernel_until_the_claim_goes(
     decision = json.loads(out)
     assert decision["from_cache"] is True
     assert decision["launcher"] == {"codexExecutable": str(fake_codex.path)}
+    assert fake_codex.probe_count() == 1
+
+
+def test_the_lock_timeout_bounds_the_whole_wait_for_a_prober(
+    host_env: HostEnv, fake_codex: FakeCodex, tmp_path: Path
+) -> None:
+    """A waiter behind a probe that does not end waits ``--lock-timeout`` in all: for the
+    prober's claim and then its entry lock together, not that long for each."""
+
+    fake_codex.set_fault("slow_start", seconds=HANG_GUARD, gate=str(tmp_path / "never"))
+    argv = [*PYTHON_M, "resolve", "--json", "--codex", str(fake_codex.path)]
+    prober = subprocess.Popen(argv, env=host_env.env, stdout=subprocess.DEVNULL)
+    try:
+        wait_until(lambda: fake_codex.probe_count() == 1)  # it holds the claim and the lock
+        started = time.monotonic()
+        done = _resolve(fake_codex, host_env, "--lock-timeout", "2")
+        took = time.monotonic() - started
+    finally:
+        prober.kill()
+        prober.wait()
+    decision = json.loads(done.stdout)
+    assert (done.returncode, decision["reason"]) == (3, "lock_timeout")
+    waited = re.search(r"after waiting (\d+\.\d) s", decision["detail"])
+    assert waited is not None and 2.0 <= float(waited.group(1)) < 3.0
+    assert took < 3.8  # one timeout (and a start-up), not two
     assert fake_codex.probe_count() == 1

@@ -1,0 +1,100 @@
+"""Every answer the helper gives from a resolution rests on a replay at most
+``REPLAY_INTERVAL`` old, as a warm one does: the caller whose resolution made it, and
+those that waited for it (the binary changes between a resolution's last look and its
+answer: a log line written, the supervisor closed)."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from concurrent.futures import Future
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from launcher_probe.host.cache.memory import MEMORY
+from launcher_probe.service.decisions import REPLAY_INTERVAL, DecisionTable, Held, Key
+from launcher_probe.service.handlers import Handlers
+from launcher_probe.service.protocol import parse_request
+from tests.conftest import HostEnv
+from tests.fakes import FakeCodex
+
+
+def _changed(fake: FakeCodex) -> None:
+    """The binary written again (a new mtime): no verdict is about it any more."""
+    st = fake.path.stat()
+    os.utime(fake.path, ns=(st.st_atime_ns, st.st_mtime_ns + 10**9))
+
+
+def _decided(answer: bytes) -> dict[str, Any]:
+    result: dict[str, Any] = json.loads(answer)
+    return result
+
+
+def test_a_decision_its_binary_changed_under_before_the_answer_is_made_again(
+    host_env: HostEnv, fake_codex: FakeCodex, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    table = DecisionTable()
+    decide = table._decide
+
+    def decided_then_changed(key: Key, refresh: bool, timeout: float) -> Held:
+        held = decide(key, refresh, timeout)
+        if fake_codex.probe_count() == 1:
+            _changed(fake_codex)  # after the resolution's last look, before its answer
+        return held
+
+    monkeypatch.setattr(table, "_decide", decided_then_changed)
+    held, answer = table.resolve_answer(str(fake_codex.path))
+
+    assert held.fingerprint is not None and held.fingerprint.still_matches()
+    assert _decided(answer)["decision"] == "published"
+    assert fake_codex.probe_count() == 2  # the changed binary was verified on its own
+    MEMORY.forget()
+
+
+def test_a_binary_that_changes_after_every_decision_is_withheld_as_changed(
+    host_env: HostEnv, fake_codex: FakeCodex, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    table = DecisionTable()
+    decide = table._decide
+
+    def decided_then_changed(key: Key, refresh: bool, timeout: float) -> Held:
+        held = decide(key, refresh, timeout)
+        _changed(fake_codex)
+        return held
+
+    monkeypatch.setattr(table, "_decide", decided_then_changed)
+    held, answer = table.resolve_answer(str(fake_codex.path))
+
+    assert held.fingerprint is None
+    assert (_decided(answer)["decision"], _decided(answer)["reason"]) == (
+        "withheld",
+        "binary_changed",
+    )
+    MEMORY.forget()
+
+
+def test_a_request_that_waited_for_a_resolution_is_resolved_again_after_a_change(
+    host_env: HostEnv, fake_codex: FakeCodex, tmp_path: Path
+) -> None:
+    """What a waiter gets is checked when it gets it: once the binary changed (longer ago
+    than ``REPLAY_INTERVAL``), the answer it waited for is not given (None: the server
+    resolves it in a worker)."""
+    table = DecisionTable()
+    handlers = Handlers(table, socket=str(tmp_path / "s.sock"), activated=False)
+    line = json.dumps({"v": 1, "op": "resolve", "codex": str(fake_codex.path)}).encode()
+    request = parse_request(line)
+    waited: list[Future[Held]] = [Future(), Future()]
+    waited[0].set_result(table.resolve(str(fake_codex.path)))
+
+    _changed(fake_codex)
+    time.sleep(REPLAY_INTERVAL)  # the documented bound itself, not a synchronisation
+
+    assert handlers.answer_waited(request, waited[0]) is None
+    waited[1].set_result(table.resolve(str(fake_codex.path)))  # the binary as it is now
+    answer = handlers.answer_waited(request, waited[1])
+    assert answer is not None and _decided(answer)["result"]["decision"] == "published"
+    assert fake_codex.probe_count() == 2
+    MEMORY.forget()
