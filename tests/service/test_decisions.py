@@ -33,19 +33,27 @@ def _decided(answer: bytes) -> dict[str, Any]:
     return result
 
 
-def test_a_decision_its_binary_changed_under_before_the_answer_is_made_again(
-    host_env: HostEnv, fake_codex: FakeCodex, monkeypatch: pytest.MonkeyPatch
+def _changed_after_deciding(
+    table: DecisionTable, fake: FakeCodex, monkeypatch: pytest.MonkeyPatch, *, every: bool
 ) -> None:
-    table = DecisionTable()
+    """The binary written again right after ``table`` makes a decision (after the
+    resolution's last look, before its answer): after the first one, or ``every`` one."""
     decide = table._decide
 
     def decided_then_changed(key: Key, refresh: bool, timeout: float) -> Held:
         held = decide(key, refresh, timeout)
-        if fake_codex.probe_count() == 1:
-            _changed(fake_codex)  # after the resolution's last look, before its answer
+        if every or fake.probe_count() == 1:
+            _changed(fake)
         return held
 
     monkeypatch.setattr(table, "_decide", decided_then_changed)
+
+
+def test_a_decision_its_binary_changed_under_before_the_answer_is_made_again(
+    host_env: HostEnv, fake_codex: FakeCodex, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    table = DecisionTable()
+    _changed_after_deciding(table, fake_codex, monkeypatch, every=False)
     held, answer = table.resolve_answer(str(fake_codex.path))
 
     assert held.fingerprint is not None and held.fingerprint.still_matches()
@@ -58,14 +66,7 @@ def test_a_binary_that_changes_after_every_decision_is_withheld_as_changed(
     host_env: HostEnv, fake_codex: FakeCodex, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     table = DecisionTable()
-    decide = table._decide
-
-    def decided_then_changed(key: Key, refresh: bool, timeout: float) -> Held:
-        held = decide(key, refresh, timeout)
-        _changed(fake_codex)
-        return held
-
-    monkeypatch.setattr(table, "_decide", decided_then_changed)
+    _changed_after_deciding(table, fake_codex, monkeypatch, every=True)
     held, answer = table.resolve_answer(str(fake_codex.path))
 
     assert held.fingerprint is None
