@@ -133,13 +133,19 @@ class Attempt:
 
     def judged(self, native: str) -> Fingerprint | PathVerdict | None:
         """Walk the candidate and its native binary now; the failing path-rule verdict
-        when the files fail the rules; None when a path reached by symlinks alone leads
-        elsewhere now (retargeted since it was resolved: no verdict is about that file).
-        OSError when they are gone."""
+        when the files fail the rules; None when the path leads elsewhere now than to
+        ``native`` (a symlink retargeted, a shim edited or its package lookup changed since
+        it was resolved: no verdict here is about that file). OSError when they are gone."""
         fingerprint = Fingerprint.of(self.candidate.path, native)
         resolution = self.candidate.resolution
-        if fingerprint.end != native and (resolution is None or resolution.shim is None):
-            return None
+        if resolution is None or resolution.shim is None:
+            if fingerprint.end != native:
+                return None
+        else:  # resolved again after the walk: a change after it is the walk's to show
+            from launcher_probe.host.native.follow import resolve_native
+
+            if resolve_native(self.candidate.path).native != native:
+                return None
         verdict = fingerprint.verdict()
         return fingerprint if verdict.ok else verdict
 

@@ -689,3 +689,30 @@ def _private(directory: Path) -> Path:
     directory.mkdir(mode=0o755)
     directory.chmod(0o755)
     return directory
+
+
+def test_a_shim_that_leads_elsewhere_after_discovery_publishes_where_it_leads_now(
+    host_env: HostEnv, tmp_path: Path
+) -> None:
+    """Between discovery's resolution of an npm shim and its attempt, a nested platform
+    package appears, which Node's lookup reaches first: the attempt resolves the shim
+    again after its walk, so it publishes that package's binary, never the one found."""
+    from launcher_probe.contract import Source
+    from launcher_probe.host.attempt import Attempt
+    from launcher_probe.host.discovery.candidate import make_candidate
+    from tests.host.cache.test_discovery_memo_shims import _nested_package_appears, npm_global
+
+    layout = npm_global(tmp_path / "npm-prefix", sibling=True)
+    shim = str(layout.bin_dir / "codex")
+    found = make_candidate(Source.PATH, shim)
+    assert found.resolved == str(layout.fake.path)
+    _nested_package_appears(layout, tmp_path)
+    leads_to = make_candidate(Source.PATH, shim).resolved
+    assert leads_to != found.resolved
+
+    outcome = Attempt(
+        found, None, refresh=False, timeout=10.0, config=ResolverConfig(), warnings=[]
+    ).decide()
+
+    assert isinstance(outcome, Published), outcome
+    assert outcome.descriptor.codex_executable == leads_to

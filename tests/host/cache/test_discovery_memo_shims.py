@@ -256,8 +256,9 @@ def test_a_resolution_that_globs_writes_no_memo(host_env: HostEnv, tmp_path: Pat
 def test_discoverys_resolution_is_the_first_of_the_two_the_trace_is_taken_between(
     host_env: HostEnv, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A cold plain resolve behind a shim resolves the native binary twice in all: once in
-    discovery, once more after the trace is taken (the memo's proof)."""
+    """A cold plain resolve behind a shim resolves the native binary three times in all:
+    once in discovery, once in the attempt after its walk (the shim still leads there),
+    once more after the trace is taken (the memo's proof)."""
     layout = _first_on_path(host_env, LAYOUTS["npm shim"](host_env, tmp_path))
     monkeypatch.setenv("PATH", host_env.env["PATH"])
     resolved: list[str] = []
@@ -272,7 +273,7 @@ def test_discoverys_resolution_is_the_first_of_the_two_the_trace_is_taken_betwee
     assert isinstance(decision, Published), decision
     assert decision.descriptor.codex_executable == str(layout.fake.path)
     assert len(memos()) == 1
-    assert resolved == [str(layout.bin_dir / "codex")] * 2
+    assert resolved == [str(layout.bin_dir / "codex")] * 3
 
 
 def test_a_change_between_discovery_and_the_memo_writes_none(
