@@ -64,11 +64,8 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.write(UNITS[args.print_unit](args.socket))
         return 0
 
-    handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(
-        _OneLineFormatter("%(asctime)s launcher-probe serve: %(levelname)s %(message)s")
-    )
-    writer = LogWriter(handler)  # no thread of the helper waits on stderr
+    formatter = _OneLineFormatter("%(asctime)s launcher-probe serve: %(levelname)s %(message)s")
+    writer = LogWriter(formatter)  # on fd 2: no thread of the helper waits on it
     logging.basicConfig(level=logging.INFO, handlers=[writer.handler])
     idle = DEFAULT_IDLE_TIMEOUT if args.idle_timeout is None else args.idle_timeout
     limits = Limits(max_connections=args.max_connections, idle_timeout=idle)

@@ -1,12 +1,16 @@
 """The helper's log lines, written to stderr by a thread of their own: a thread that logs
 (a worker deciding, the watcher) only queues its line, so a stderr nobody reads (a
-terminal paused with Ctrl-S, a pipe never drained) stops the log, never the helper."""
+terminal paused with Ctrl-S, a pipe never drained) stops the log, never the helper, nor
+its exit: the writer holds no lock of ``logging``'s while it writes (``logging.shutdown``
+at exit takes every handler's), and it is a daemon thread that exit does not wait for."""
 
 from __future__ import annotations
 
 import logging
+import os
 import queue
 import threading
+import time
 from logging.handlers import QueueHandler
 
 #: Lines waiting for stderr at most; beyond, new ones are dropped (and counted).
@@ -15,7 +19,7 @@ MAX_QUEUED = 1024
 
 class _Dropping(QueueHandler):
     """Queues each record without waiting: when ``MAX_QUEUED`` wait already, it is
-    dropped, and the next line written says how many were."""
+    dropped, and the next line queued says how many were."""
 
     def __init__(self, lines: queue.Queue[logging.LogRecord | None]) -> None:
         super().__init__(lines)
@@ -23,37 +27,48 @@ class _Dropping(QueueHandler):
         self.dropped = 0
 
     def prepare(self, record: logging.LogRecord) -> logging.LogRecord:
-        return record  # formatted by the writer's handler, traceback and all, as it was
+        record.msg, record.args = record.getMessage(), None  # its arguments as they are now
+        return record  # the traceback is formatted by the writer
 
-    def enqueue(self, record: logging.LogRecord) -> None:
+    def enqueue(self, record: logging.LogRecord) -> None:  # under this handler's lock
+        dropped = self.dropped
+        if dropped:
+            record.msg = f"{record.msg} ({dropped} lines before it dropped: stderr was not read)"
         try:
             self.lines.put_nowait(record)
         except queue.Full:
-            self.dropped += 1  # a miscount under a race costs one line of the tally
+            self.dropped = dropped + 1
+            return
+        self.dropped = 0
 
 
 class LogWriter:
-    """``handler`` (what ``logging`` is given) queues; one daemon thread writes to
-    ``target``. ``close`` lets the thread write what is queued, waiting at most a while."""
+    """``handler`` (what ``logging`` is given) queues; one daemon thread formats each line
+    with ``formatter`` and writes it to ``fd``. ``close`` lets it write what is queued,
+    waiting ``timeout`` seconds at most in all."""
 
-    def __init__(self, target: logging.Handler) -> None:
+    def __init__(self, formatter: logging.Formatter, fd: int = 2) -> None:
         self._lines: queue.Queue[logging.LogRecord | None] = queue.Queue(MAX_QUEUED)
         self.handler = _Dropping(self._lines)
-        self._target = target
+        self._formatter = formatter
+        self._fd = fd
         self._thread = threading.Thread(target=self._write, name="log-writer", daemon=True)
         self._thread.start()
 
     def _write(self) -> None:
         while (record := self._lines.get()) is not None:
-            dropped, self.handler.dropped = self.handler.dropped, 0
-            if dropped:
-                record.msg = f"{record.msg} ({dropped} lines dropped before: stderr was not read)"
-            self._target.handle(record)
+            line = memoryview(f"{self._formatter.format(record)}\n".encode(errors="replace"))
+            try:
+                while line:
+                    line = line[os.write(self._fd, line) :]
+            except OSError:
+                pass  # stderr closed: the line is lost, the helper goes on
 
     def close(self, timeout: float) -> None:
-        """Write what is queued (unless stderr blocks for ``timeout`` seconds), then stop."""
+        """Write what is queued (unless stderr blocks past ``timeout`` seconds), then stop."""
+        deadline = time.monotonic() + timeout
         try:
             self._lines.put(None, timeout=timeout)
         except queue.Full:
             return
-        self._thread.join(timeout)
+        self._thread.join(max(0.0, deadline - time.monotonic()))

@@ -32,26 +32,57 @@ def _full_fifo(path: Path) -> int:
     return reader
 
 
-def test_the_helper_answers_while_its_stderr_is_not_read(
+def _started_on(stderr_path: Path, env: dict[str, str], socket: Path) -> subprocess.Popen[bytes]:
+    """The helper, its stderr the FIFO at ``stderr_path`` (blocking, as a terminal's is)."""
+    stderr = os.open(stderr_path, os.O_WRONLY)
+    process = subprocess.Popen(
+        serve_command(socket), env=env, stdin=subprocess.DEVNULL, stderr=stderr
+    )
+    os.close(stderr)
+    wait_until(lambda: socket.exists() or process.poll() is not None)
+    return process
+
+
+def _resolved(socket: Path, fake: FakeCodex) -> None:
+    with connect(socket) as client:
+        client.settimeout(20)  # a resolution logs its decision: it must not wait on that
+        answer = ask(client, {"op": "resolve", "codex": str(fake.path)})
+    assert answer["result"]["decision"] == "published"
+
+
+def test_the_helper_answers_and_stops_while_its_stderr_is_not_read(
     host_env: HostEnv, fake_codex: FakeCodex, socket_path: Path, tmp_path: Path
 ) -> None:
     reader = _full_fifo(tmp_path / "stderr")
-    stderr = os.open(tmp_path / "stderr", os.O_WRONLY)  # blocking, as a terminal's is
-    process = subprocess.Popen(
-        serve_command(socket_path), env=host_env.env, stdin=subprocess.DEVNULL, stderr=stderr
-    )
-    os.close(stderr)
+    process = _started_on(tmp_path / "stderr", host_env.env, socket_path)
     try:
-        wait_until(lambda: socket_path.exists() or process.poll() is not None)
-        with connect(socket_path) as client:
-            client.settimeout(20)  # a resolution logs its decision: it must not wait on that
-            answer = ask(client, {"op": "resolve", "codex": str(fake_codex.path)})
-        assert answer["result"]["decision"] == "published"
+        _resolved(socket_path, fake_codex)
         process.send_signal(signal.SIGTERM)
-        os.set_blocking(reader, True)  # read again now: to its end, when the helper exits
-        logged = b"".join(iter(lambda: os.read(reader, 1 << 16), b""))
-        assert process.wait(timeout=30) == 0
-        assert b"decision for" in logged  # written once stderr was read again
+        assert process.wait(timeout=20) == 0  # stderr still unread: its lines are lost
+    finally:
+        os.close(reader)
+        if process.poll() is None:
+            process.kill()
+        process.wait()
+
+
+def test_the_helpers_lines_come_once_its_stderr_is_read_again(
+    host_env: HostEnv, fake_codex: FakeCodex, socket_path: Path, tmp_path: Path
+) -> None:
+    reader = _full_fifo(tmp_path / "stderr")
+    process = _started_on(tmp_path / "stderr", host_env.env, socket_path)
+    try:
+        _resolved(socket_path, fake_codex)
+        os.set_blocking(reader, True)
+        logged = b""
+        while b"decision for" not in logged:
+            chunk = os.read(reader, 1 << 16)  # blocks until the writer writes
+            assert chunk, f"stderr ended without the decision: {logged[-500:]!r}"
+            logged += chunk
+        process.send_signal(signal.SIGTERM)
+        logged += b"".join(iter(lambda: os.read(reader, 1 << 16), b""))  # to the end
+        assert process.wait(timeout=20) == 0
+        assert b"serve: INFO stopped" in logged  # the last line, written as the helper ends
     finally:
         os.close(reader)
         if process.poll() is None:

@@ -24,8 +24,9 @@ a shim, dispatcher or wrapper, it also records the binary and the trace
 (``paths/trace.py``) of every path native resolution looked at (``native/trail.py``: the
 shim, the ``package.json`` files, the platform package's directories, the places tried
 before): a resolution that listed a directory (a glob) is no memo; nor is a discovery
-below an ancestor running a script named as Codex's before any Codex executable (judged
-on the script's file and ``#!`` line, which no replay compares). The replay compares
+below an ancestor running a script named as Codex's, before any Codex executable, when
+that script is a file or symlink (judged on its mode and ``#!`` line, which no replay
+compares; one absent or a directory is recorded and compared). The replay compares
 every one of them, replays the trace, then asks the record on disk
 (``VerdictCache.published``: freshness, the walk replayed, symlinks alone or that binary);
 any difference, or anything it cannot read, is a miss: full discovery, as without a memo.
@@ -198,10 +199,12 @@ def record(cache: VerdictCache, found: Discovery, seen: dict[str, Any]) -> None:
     chosen = found.candidates[0]
     place = {"source": str(chosen.source), "path": chosen.path}
     earlier = _searched_before(found, place)
-    if earlier is None or not _harness_settled(seen["ancestry"], place):
+    scripts = _harness_scripts(seen["ancestry"], place)
+    if earlier is None or scripts is None:
         return
     absent, globs = earlier
-    memo = {"version": MEMO_VERSION, **seen, "absent": absent, "globs": globs, "chosen": place}
+    memo = {"version": MEMO_VERSION, **seen, "scripts": scripts, "absent": absent}
+    memo.update(globs=globs, chosen=place)
     if any(os.path.lexists(path) for path in absent):
         return
     memo["native"] = _behind(chosen)
@@ -212,27 +215,63 @@ def record(cache: VerdictCache, found: Discovery, seen: dict[str, Any]) -> None:
         cache.disk.sweep()
 
 
-def _harness_settled(ancestors: list[list[Any]], place: dict[str, str]) -> bool:
-    """Whether what the harness source found follows from the ancestors' executables and
-    command lines alone, which the replay compares: the nearest that runs a Codex
-    executable is the harness, and so the place found; none does, and none runs a script
-    named as Codex's. Such a script's ancestor is judged on the script's file, its ``#!``
-    line and the interpreter's lookup, none of which the memo replays: no memo then (under
-    Codex the nearest is its native binary, which starts the servers)."""
+def _harness_scripts(ancestors: list[list[Any]], place: dict[str, str]) -> list[Any] | None:
+    """What the harness source's answer rests on besides the ancestors' executables and
+    command lines (which the replay compares), or None when that is what no replay
+    compares. For the operator's config file no ancestor is asked: nothing. Else, nearest
+    first, up to the one that runs a Codex executable (it is the harness, so it must be
+    the place found): each that runs a script named as Codex's, as ``[pid, its cwd when
+    the name is relative, the name, the identity]`` of that script when it is absent or a
+    directory (never the harness while it stays so: an editor opened on a clone named
+    ``codex``). A file or symlink there is judged on its mode, the directories to it and
+    its ``#!`` line: None then (under Codex the nearest is its native binary)."""
+    if place["source"] == "config":
+        return []
     from launcher_probe.host.discovery.harness import is_codex_executable, script_named
 
-    for _pid, _start, exe, command in ancestors:
+    scripts: list[Any] = []
+    for pid, _start, exe, command in ancestors:
         running = (exe or "").removesuffix(" (deleted)")
         if is_codex_executable(running):
-            return place == {"source": "harness", "path": running}
+            return scripts if place == {"source": "harness", "path": running} else None
         line = bytes.fromhex(command)
         argv = line.split(b"\0")
         known = line.endswith(b"\0") or (len(line) >= _COMMAND_READ and len(argv) > 2)
         if not known or (len(argv) <= 2 and b" " in line):
-            return False  # cut short, or a title set over it (psutil splits that at spaces)
-        if script_named([os.fsdecode(arg) for arg in argv[:2]]) is not None:
+            return None  # cut short, or a title set over it (psutil splits that at spaces)
+        script = script_named([os.fsdecode(arg) for arg in argv[:2]])
+        if script is None:
+            continue
+        cwd = None if os.path.isabs(script) else _cwd(pid)
+        if cwd is None and not os.path.isabs(script):
+            return None
+        identity = _identity(script if cwd is None else os.path.join(cwd, script))
+        if identity is not None and not stat.S_ISDIR(identity[2]):
+            return None
+        scripts.append([pid, cwd, script, identity])
+    return scripts if place["source"] != "harness" else None
+
+
+def _cwd(pid: int) -> str | None:
+    try:
+        return os.readlink(f"/proc/{pid}/cwd")
+    except OSError:
+        return None
+
+
+def _scripts_unchanged(scripts: Any) -> bool:
+    """Whether each script ``_harness_scripts`` recorded is as it was (its ancestor's cwd
+    too); TypeError or ValueError when ``scripts`` is no such list."""
+    if not isinstance(scripts, list):
+        raise TypeError("scripts")
+    for pid, cwd, script, identity in scripts:
+        if not isinstance(script, str) or not (cwd is None or isinstance(cwd, str)):
+            raise TypeError("script")
+        if cwd is not None and _cwd(pid) != cwd:
             return False
-    return place["source"] != "harness"
+        if _identity(script if cwd is None else os.path.join(cwd, script)) != identity:
+            return False
+    return True
 
 
 def _searched_before(
@@ -415,6 +454,8 @@ def replay_choice(cache: VerdictCache) -> tuple[str, str, str | None] | None:
         if walk is not None and not Fingerprint.from_record_json(walk).still_matches():
             return None
         if any(os.path.lexists(place) for place in absent):
+            return None
+        if not _scripts_unchanged(memo["scripts"]):
             return None
         if not _globs_match(memo["globs"]):
             return None

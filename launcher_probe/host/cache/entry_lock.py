@@ -45,15 +45,15 @@ class LockTimeout(LauncherProbeError):
 
 
 @contextlib.contextmanager
-def entry_lock(lock_file: str, timeout: float, *, since: float | None = None) -> Iterator[None]:
+def entry_lock(lock_file: str, timeout: float, *, waited: float = 0.0) -> Iterator[None]:
     """Hold the lock on ``lock_file`` (made 0600 when absent, never through a symlink) for
     the ``with`` block.
 
-    LockTimeout when it stays held for ``timeout`` seconds counted from ``since`` (a
-    ``time.monotonic()`` when this process began to wait for the entry; default now);
-    CacheUnavailable when the lock file cannot be opened or locked.
+    LockTimeout when it stays held past ``timeout`` seconds, less what the caller
+    ``waited`` for the entry already (the detail says how long in all); CacheUnavailable
+    when the lock file cannot be opened or locked.
     """
-    started = time.monotonic() if since is None else since
+    started = time.monotonic() - waited
     held: list[os.stat_result] = []
     lock = filelock.UnixFileLock(
         lock_file, timeout=timeout, mode=0o600, on_acquired=lambda fd: held.append(os.fstat(fd))

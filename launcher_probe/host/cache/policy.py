@@ -27,7 +27,7 @@ from launcher_probe.value import Value, finite
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Iterator
     from contextlib import AbstractContextManager
     from typing import Any
 
@@ -109,8 +109,8 @@ class VerdictCache:
         self.lock_timeout = lock_timeout
         self.clock = clock
         self.memory = memory
-        #: When ``wait_turn`` began to wait for each path's entry (``time.monotonic()``).
-        self._waiting_since: dict[str, float] = {}
+        #: How long this cache waited for each path's entry so far (seconds).
+        self._waited: dict[str, float] = {}
         self.disk.check_directories(create=False)
 
     def record_file(self, path: str) -> str:
@@ -200,16 +200,19 @@ class VerdictCache:
         nothing is created for one that will not be probed."""
         if not check_launcher_path(path).ok:
             return None
-        from launcher_probe.host.cache.herd import wait_turn  # fcntl: a miss only
+        from launcher_probe.host.cache.herd import Claim, wait_turn  # fcntl: a miss only
 
         try:
             self.disk.check_directories(create=True)
         except CacheUnavailable:
             return None
-        self._waiting_since[path] = time.monotonic()  # ``locked`` waits what is left
-        return wait_turn(
+        started = time.monotonic()
+        turn = wait_turn(
             self.lock_file(path), self.lock_timeout, lambda: self.published(source, path)
         )
+        if not isinstance(turn, Claim):  # it waited: ``locked`` waits what is left
+            self._waited[path] = time.monotonic() - started
+        return turn
 
     def store(self, fingerprint: Fingerprint, result: ProbeResult, probed_at: float) -> CacheRecord:
         """Record ``result`` for ``fingerprint`` (atomically, 0600, directories made 0700 on
@@ -294,12 +297,22 @@ class VerdictCache:
 
     def locked(self, path: str) -> AbstractContextManager[None]:
         """The entry lock for ``path`` (threads and processes alike), held by a ``with``
-        block, the cache directories made first. LockTimeout when it stays held past the
-        lock timeout, counted from when :meth:`wait_turn` began to wait for the entry, if
-        it did (one timeout for the whole wait); CacheUnavailable when the directories or
-        the lock file cannot be made."""
-        from launcher_probe.host.cache.entry_lock import entry_lock  # threads: the slow path only
+        block, the cache directories made first. LockTimeout when it stays held past what
+        is left of the lock timeout: one timeout for every wait of this cache for the
+        entry (:meth:`wait_turn`'s for a prober, this lock's, a retry's); CacheUnavailable
+        when the directories or the lock file cannot be made."""
+        import contextlib  # the slow path only, as the lock
+
+        from launcher_probe.host.cache.entry_lock import entry_lock  # threads too
 
         self.disk.check_directories(create=True)
-        since = self._waiting_since.pop(path, None)
-        return entry_lock(self.lock_file(path), self.lock_timeout, since=since)
+        waited = self._waited.get(path, 0.0)
+
+        @contextlib.contextmanager
+        def held() -> Iterator[None]:
+            started = time.monotonic()
+            with entry_lock(self.lock_file(path), self.lock_timeout, waited=waited):
+                self._waited[path] = waited + time.monotonic() - started
+                yield
+
+        return held()

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import pwd
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -189,3 +190,54 @@ def test_a_memo_holding_what_no_discovery_writes_is_a_miss(
 
     assert discovered and timeless(after) == timeless(first)
     forget_memos()
+
+
+#: Two plain resolves, one after the other, from the process running this (``$PY``: this
+#: interpreter), which prints each decision and whether it discovered.
+_TWICE = """
+import json, os, re, subprocess, sys
+for _ in range(2):
+    done = subprocess.run([os.environ["PY"], "-X", "importtime", "-m", "launcher_probe",
+                           "resolve", "--json"], capture_output=True, text=True, check=True)
+    modules = re.findall(r"^import time:.*\\|\\s*(\\S+)$", done.stderr, re.MULTILINE)
+    print(json.dumps([json.loads(done.stdout)["source"], DISCOVERY in modules]))
+""".replace("DISCOVERY", repr(DISCOVERY))
+
+
+def _twice(argv: list[str], env: dict[str, str]) -> list[list[object]]:
+    done = subprocess.run(
+        argv, env={**env, "PY": sys.executable}, capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr
+    return [json.loads(line) for line in done.stdout.splitlines()]
+
+
+def test_the_config_files_codex_is_memoised_below_a_codex_executable(
+    host_env: HostEnv, on_path: FakeCodex, tmp_path: Path
+) -> None:
+    """The operator's config file is read before any ancestor is asked: below a process
+    running an executable named ``codex`` (as under Codex), its codex answers from the memo."""
+    configured = installed_at(tmp_path / "configured")
+    config = host_env.config_dir / "launcher-probe" / "config.toml"
+    config.parent.mkdir(mode=0o700)
+    config.write_text(f'codex = "{configured.path}"\n')
+    running = tmp_path / "harness" / "codex"  # an interpreter named as Codex's binary is
+    running.parent.mkdir()
+    shutil.copy(sys.executable, running)
+    assert _twice([str(running), "-c", _TWICE], host_env.env) == [
+        ["config", True],
+        ["config", False],
+    ]
+
+
+def test_below_a_directory_named_codex_the_memo_answers_while_it_stays_one(
+    host_env: HostEnv, on_path: FakeCodex, tmp_path: Path
+) -> None:
+    """An ancestor whose command line names a directory ``codex`` (an editor opened on a
+    clone of that name; here Python running a directory) is never the harness while it
+    stays a directory: the memo records it so, and answers."""
+    clone = tmp_path / "src" / "codex"
+    clone.mkdir(parents=True)
+    (clone / "__main__.py").write_text(_TWICE)
+    assert _twice([sys.executable, str(clone)], host_env.env) == [["path", True], ["path", False]]
+    assert memos()
