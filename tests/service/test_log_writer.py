@@ -6,6 +6,8 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from tests.conftest import HostEnv
@@ -32,15 +34,26 @@ def _full_fifo(path: Path) -> int:
     return reader
 
 
-def _started_on(stderr_path: Path, env: dict[str, str], socket: Path) -> subprocess.Popen[bytes]:
-    """The helper, its stderr the FIFO at ``stderr_path`` (blocking, as a terminal's is)."""
-    stderr = os.open(stderr_path, os.O_WRONLY)
+@contextmanager
+def _helper_on_a_full_fifo(
+    env: dict[str, str], socket: Path, directory: Path
+) -> Iterator[tuple[subprocess.Popen[bytes], int]]:
+    """The helper, its stderr a FIFO whose buffer is full (blocking, as a terminal's is),
+    and the FIFO's read end, unread; both gone afterwards (the helper killed if need be)."""
+    reader = _full_fifo(directory / "stderr")
+    stderr = os.open(directory / "stderr", os.O_WRONLY)
     process = subprocess.Popen(
         serve_command(socket), env=env, stdin=subprocess.DEVNULL, stderr=stderr
     )
     os.close(stderr)
-    wait_until(lambda: socket.exists() or process.poll() is not None)
-    return process
+    try:
+        wait_until(lambda: socket.exists() or process.poll() is not None)
+        yield process, reader
+    finally:
+        os.close(reader)
+        if process.poll() is None:
+            process.kill()
+        process.wait()
 
 
 def _resolved(socket: Path, fake: FakeCodex) -> None:
@@ -53,25 +66,16 @@ def _resolved(socket: Path, fake: FakeCodex) -> None:
 def test_the_helper_answers_and_stops_while_its_stderr_is_not_read(
     host_env: HostEnv, fake_codex: FakeCodex, socket_path: Path, tmp_path: Path
 ) -> None:
-    reader = _full_fifo(tmp_path / "stderr")
-    process = _started_on(tmp_path / "stderr", host_env.env, socket_path)
-    try:
+    with _helper_on_a_full_fifo(host_env.env, socket_path, tmp_path) as (process, _):
         _resolved(socket_path, fake_codex)
         process.send_signal(signal.SIGTERM)
         assert process.wait(timeout=20) == 0  # stderr still unread: its lines are lost
-    finally:
-        os.close(reader)
-        if process.poll() is None:
-            process.kill()
-        process.wait()
 
 
 def test_the_helpers_lines_come_once_its_stderr_is_read_again(
     host_env: HostEnv, fake_codex: FakeCodex, socket_path: Path, tmp_path: Path
 ) -> None:
-    reader = _full_fifo(tmp_path / "stderr")
-    process = _started_on(tmp_path / "stderr", host_env.env, socket_path)
-    try:
+    with _helper_on_a_full_fifo(host_env.env, socket_path, tmp_path) as (process, reader):
         _resolved(socket_path, fake_codex)
         os.set_blocking(reader, True)
         logged = b""
@@ -83,8 +87,3 @@ def test_the_helpers_lines_come_once_its_stderr_is_read_again(
         logged += b"".join(iter(lambda: os.read(reader, 1 << 16), b""))  # to the end
         assert process.wait(timeout=20) == 0
         assert b"serve: INFO stopped" in logged  # the last line, written as the helper ends
-    finally:
-        os.close(reader)
-        if process.poll() is None:
-            process.kill()
-        process.wait()
