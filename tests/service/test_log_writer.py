@@ -3,13 +3,16 @@ helper's log, never the helper: its threads only queue their lines."""
 
 from __future__ import annotations
 
+import logging
 import os
+import queue
 import signal
 import subprocess
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from launcher_probe.service.log_writer import _Dropping
 from tests.conftest import HostEnv
 from tests.fakes import FakeCodex
 from tests.service.helper import ask, connect, serve_command, wait_until
@@ -87,3 +90,23 @@ def test_the_helpers_lines_come_once_its_stderr_is_read_again(
         logged += b"".join(iter(lambda: os.read(reader, 1 << 16), b""))  # to the end
         assert process.wait(timeout=20) == 0
         assert b"serve: INFO stopped" in logged  # the last line, written as the helper ends
+
+
+def test_the_line_after_lines_dropped_says_how_many() -> None:
+    """When the queue is full a line is dropped and counted; the next line queued says so."""
+    lines: queue.Queue[logging.LogRecord | None] = queue.Queue(1)
+    handler = _Dropping(lines)
+    log = logging.getLogger("launcher_probe.tests.log_writer")
+    log.propagate, log.level = False, logging.INFO
+    log.addHandler(handler)
+    try:
+        for number in range(4):
+            log.info("line %d", number)
+        first = lines.get_nowait()
+        log.info("line %d", 4)
+        after = lines.get_nowait()
+    finally:
+        log.removeHandler(handler)
+    assert first is not None and first.getMessage() == "line 0"
+    assert after is not None
+    assert after.getMessage() == "line 4 (3 lines before it dropped: stderr was not read)"
