@@ -23,7 +23,6 @@ class _Dropping(QueueHandler):
 
     def __init__(self, lines: queue.Queue[logging.LogRecord | None]) -> None:
         super().__init__(lines)
-        self.lines = lines
         self.dropped = 0
 
     def prepare(self, record: logging.LogRecord) -> logging.LogRecord:
@@ -35,7 +34,7 @@ class _Dropping(QueueHandler):
         if dropped:
             record.msg = f"{record.msg} ({dropped} lines before it dropped: stderr was not read)"
         try:
-            self.lines.put_nowait(record)
+            self.queue.put_nowait(record)
         except queue.Full:
             self.dropped = dropped + 1
             return

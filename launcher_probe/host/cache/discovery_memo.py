@@ -203,13 +203,20 @@ def record(cache: VerdictCache, found: Discovery, seen: dict[str, Any]) -> None:
     if earlier is None or scripts is None:
         return
     absent, globs = earlier
-    memo = {"version": MEMO_VERSION, **seen, "scripts": scripts, "absent": absent}
-    memo.update(globs=globs, chosen=place)
     if any(os.path.lexists(path) for path in absent):
         return
-    memo["native"] = _behind(chosen)
-    if memo["native"] is None:
+    native = _behind(chosen)
+    if native is None:
         return
+    memo = {
+        "version": MEMO_VERSION,
+        **seen,
+        "scripts": scripts,
+        "absent": absent,
+        "globs": globs,
+        "chosen": place,
+        "native": native,
+    }
     _write(cache, memo)
     if cache.disk.sweep_due():  # each new environment's memo is one more file, as a store's
         cache.disk.sweep()
@@ -245,7 +252,7 @@ def _harness_scripts(ancestors: list[list[Any]], place: dict[str, str]) -> list[
         cwd = None if os.path.isabs(script) else _cwd(pid)
         if cwd is None and not os.path.isabs(script):
             return None
-        identity = _identity(script if cwd is None else os.path.join(cwd, script))
+        identity = _identity(os.path.join(cwd or "/", script))  # as harness.py joins it
         if identity is not None and not stat.S_ISDIR(identity[2]):
             return None
         scripts.append([pid, cwd, script, identity])
@@ -269,7 +276,7 @@ def _scripts_unchanged(scripts: Any) -> bool:
             raise TypeError("script")
         if cwd is not None and _cwd(pid) != cwd:
             return False
-        if _identity(script if cwd is None else os.path.join(cwd, script)) != identity:
+        if _identity(os.path.join(cwd or "/", script)) != identity:
             return False
     return True
 
