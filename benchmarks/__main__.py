@@ -22,7 +22,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from benchmarks import cache, cli, helper, helper_load, inprocess, proxy
-from benchmarks.core import Env, Row, Section, components, table
+from benchmarks.core import Env, Row, Section, components, cpu_ticks, stolen_share, table
 
 #: ``(title, rows(env, runs, requests))`` in the order they run: the herds last, so that
 #: no other row is measured on a machine they loaded (the helper's section ends with its
@@ -44,15 +44,16 @@ SECTIONS: list[tuple[str, Callable[[Env, int, int], list[Row]]]] = [
 
 
 def measure(env: Env, runs: int, requests: int, only: str | None = None) -> list[Section]:
-    """Every section (whose title holds ``only``), in order, each with the load and the
-    binary's component count."""
+    """Every section (whose title holds ``only``), in order, each with the load, the CPU
+    time stolen and the binary's component count."""
     count = components(env.codex)
     measured = []
     for title, rows in SECTIONS:
         if only is not None and only not in title:
             continue
-        load = os.getloadavg()
-        measured.append(Section(title, rows(env, runs, requests), load, count))
+        load, ticks = os.getloadavg(), cpu_ticks()
+        found = rows(env, runs, requests)
+        measured.append(Section(title, found, load, stolen_share(ticks, cpu_ticks()), count))
     return measured
 
 

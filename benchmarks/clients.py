@@ -1,5 +1,6 @@
-"""Socket clients in processes of their own, and a bare echo server: the floor of a round
-trip on this machine (the same clients, a server that only reads a line and writes one)."""
+"""Socket clients in processes of their own (closed loop: a process each; open loop: one
+process holding every connection), and a bare echo server: the floor of a round trip on
+this machine (the same clients, a server that only reads a line and writes one)."""
 
 from __future__ import annotations
 
@@ -8,44 +9,92 @@ import subprocess
 import time
 from collections.abc import Sequence
 
-#: A client: for each command read on stdin, connect, time request/answer round trips, and
-#: print their times as one JSON line. ``N``: N round trips, closed loop (each request sent
-#: when the last is answered). ``RATE SECONDS``: open loop, a request due every 1/RATE s
-#: for SECONDS, each timed from when it was due (so a stall is counted, not hidden).
-#: Imports nothing of launcher_probe.
+#: A client: for each count N read on stdin, connect, time N request/answer round trips,
+#: closed loop (each request sent when the last is answered), and print their times as one
+#: JSON line. Imports nothing of launcher_probe.
 CLIENT = r"""
 import json, socket, sys, time
 path, line = sys.argv[1], sys.argv[2].encode() + b"\n"
 print("ready", flush=True)
 for command in sys.stdin:
-    words = command.split()
     s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     s.connect(path)
     reader = s.makefile("rb")
     times = []
-    if len(words) == 1:
-        for _ in range(int(words[0])):
-            start = time.perf_counter()
-            s.sendall(line)
-            answer = reader.readline()
-            times.append(time.perf_counter() - start)
-            if b'"ok":true' not in answer.replace(b" ", b""):
-                sys.exit(f"answered {answer!r}")
-    else:
-        interval, seconds = 1.0 / float(words[0]), float(words[1])
-        begin = due = time.perf_counter()
-        while due - begin < seconds:
-            now = time.perf_counter()
-            if now < due:
-                time.sleep(due - now)
-            s.sendall(line)
-            answer = reader.readline()
-            times.append(time.perf_counter() - due)
-            if b'"ok":true' not in answer.replace(b" ", b""):
-                sys.exit(f"answered {answer!r}")
-            due += interval
+    for _ in range(int(command)):
+        start = time.perf_counter()
+        s.sendall(line)
+        answer = reader.readline()
+        times.append(time.perf_counter() - start)
+        if b'"ok":true' not in answer.replace(b" ", b""):
+            sys.exit(f"answered {answer!r}")
     s.close()
     print(json.dumps(times), flush=True)
+"""
+#: The open-loop client: one process holding ``argv[3]`` connections, so that what is timed
+#: is the server and not that many sleeping processes waking each other on two cores. Each
+#: connection's first round trip (the server checks its peer then) is not timed. For each
+#: ``RATE SECONDS`` read on stdin, request k is due at ``k / RATE`` s from the start, on
+#: connection k mod the count, and is sent then even when the one before it on that
+#: connection is unanswered (requests are lines): the offered rate never waits for an
+#: answer. Each answer is timed from when its request was due, so a stall of the server or
+#: of this client is counted, not hidden. It waits in select(2), whose timeout is in µs
+#: (epoll's is rounded up to a whole ms, which alone would make requests up to 1 ms late),
+#: and prints ``{"times": [...], "late": [...]}``: ``late``, how long after its due time
+#: each request was sent (the client's own share). Imports nothing of launcher_probe.
+OPEN_LOOP = r"""
+import collections, json, selectors, socket, sys, time
+path, line, count = sys.argv[1], sys.argv[2].encode() + b"\n", int(sys.argv[3])
+selector = selectors.SelectSelector()
+connections = []
+for index in range(count):
+    connection = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    connection.connect(path)
+    selector.register(connection, selectors.EVENT_READ, index)
+    connections.append(connection)
+    connection.sendall(line)  # untimed: a connection's first answer costs the peer check
+    first = b""
+    while not first.endswith(b"\n"):
+        first += connection.recv(65536) or sys.exit("the server closed a connection")
+    if b'"ok":true' not in first.replace(b" ", b""):
+        sys.exit(f"answered {first!r}")
+print("ready", flush=True)
+for command in sys.stdin:
+    rate, seconds = (float(word) for word in command.split())
+    total, interval = int(rate * seconds), 1.0 / rate
+    due = [collections.deque() for _ in connections]
+    pending = [b""] * count
+    times, late = [], []
+    sent = answered = 0
+    begin = time.perf_counter()
+    while answered < total:
+        now = time.perf_counter()
+        while sent < total and begin + sent * interval <= now:
+            at = begin + sent * interval
+            connections[sent % count].sendall(line)
+            late.append(time.perf_counter() - at)
+            due[sent % count].append(at)
+            sent += 1
+        if sent < total:
+            events = selector.select(max(0.0, begin + sent * interval - time.perf_counter()))
+        else:
+            events = selector.select(30.0)
+            if not events:
+                sys.exit(f"{total - answered} requests unanswered for 30 s")
+        for key, _ in events:
+            data = key.fileobj.recv(65536)
+            arrived = time.perf_counter()
+            if not data:
+                sys.exit("the server closed a connection")
+            index = key.data
+            answers = (pending[index] + data).split(b"\n")
+            pending[index] = answers.pop()
+            for answer in answers:
+                if b'"ok":true' not in answer.replace(b" ", b""):
+                    sys.exit(f"answered {answer!r}")
+                times.append(arrived - due[index].popleft())
+            answered += len(answers)
+    print(json.dumps({"times": times, "late": late}), flush=True)
 """
 #: One thread, ``selectors`` (as the helper's loop): every line read is answered with
 #: ``answer`` (argv[2]), unparsed.
@@ -90,6 +139,24 @@ def _started(argv: Sequence[str]) -> subprocess.Popen[str]:
     return process
 
 
+def _send(client: subprocess.Popen[str], command: str) -> None:
+    assert client.stdin is not None
+    client.stdin.write(f"{command}\n")
+    client.stdin.flush()
+
+
+def _ended(client: subprocess.Popen[str]) -> None:
+    """Closing stdin ends a client; a stuck one is killed. Reaped either way."""
+    if client.poll() is None:
+        assert client.stdin is not None
+        client.stdin.close()
+        try:
+            client.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            client.kill()
+            client.wait()
+
+
 class Clients:
     """``count`` client processes sending ``line`` to the socket ``path``."""
 
@@ -103,18 +170,11 @@ class Clients:
         loop: every round trip's time, and the wall time until the last answer."""
         return self._run(clients, str(count))
 
-    def open_loop(self, clients: int, rate: float, seconds: float) -> list[float]:
-        """The first ``clients`` clients at once, open loop, offering ``rate`` requests per
-        second in all for ``seconds``: every request's time from when it was due."""
-        return self._run(clients, f"{rate / clients!r} {seconds!r}")[0]
-
     def _run(self, clients: int, command: str) -> tuple[list[float], float]:
         chosen = self.processes[:clients]
         start = time.perf_counter()
         for client in chosen:
-            assert client.stdin is not None
-            client.stdin.write(f"{command}\n")
-            client.stdin.flush()
+            _send(client, command)
         times: list[float] = []
         for client in chosen:
             assert client.stdout is not None
@@ -122,16 +182,29 @@ class Clients:
         return times, time.perf_counter() - start
 
     def close(self) -> None:
-        """End every client (closing stdin ends one; a stuck one is killed) and reap it."""
+        """End every client and reap it."""
         for client in self.processes:
-            if client.poll() is None:
-                assert client.stdin is not None
-                client.stdin.close()
-                try:
-                    client.wait(timeout=30)
-                except subprocess.TimeoutExpired:
-                    client.kill()
-                    client.wait()
+            _ended(client)
+
+
+class OpenLoop:
+    """The open-loop client (``OPEN_LOOP``): ``count`` connections to the socket ``path``,
+    each sending ``line``."""
+
+    def __init__(self, python: str, path: str, line: str, count: int) -> None:
+        self.process = _started([python, "-I", "-S", "-c", OPEN_LOOP, path, line, str(count)])
+
+    def offer(self, rate: float, seconds: float) -> tuple[list[float], list[float]]:
+        """``rate`` requests per second in all for ``seconds``: each one's time from when it
+        was due to its answer, and how late the client itself sent each."""
+        _send(self.process, f"{rate!r} {seconds!r}")
+        assert self.process.stdout is not None
+        found = json.loads(self.process.stdout.readline())
+        return found["times"], found["late"]
+
+    def close(self) -> None:
+        """End the client and reap it."""
+        _ended(self.process)
 
 
 class EchoServer:

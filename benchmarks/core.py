@@ -144,19 +144,43 @@ class Env:
         return peak_rss_bytes(maxrss)
 
 
+def cpu_ticks() -> tuple[int, int] | None:
+    """The machine's CPU time so far, in ticks: (stolen by the hypervisor, all), from
+    ``/proc/stat``; None where there is none."""
+    try:
+        with open("/proc/stat") as stream:
+            fields = [int(field) for field in stream.readline().split()[1:]]
+    except (OSError, ValueError):
+        return None
+    # user nice system idle iowait irq softirq steal guest guest_nice: the guests are
+    # inside user and nice already
+    return (fields[7] if len(fields) > 7 else 0), sum(fields[:8])
+
+
+def stolen_share(before: tuple[int, int] | None, after: tuple[int, int] | None) -> float | None:
+    """The share of the CPU time between two ``cpu_ticks`` the hypervisor took."""
+    if before is None or after is None or after[1] <= before[1]:
+        return None
+    return (after[0] - before[0]) / (after[1] - before[1])
+
+
 @dataclass(frozen=True)
 class Section:
     """A group of rows, measured one after the other: its title, the load average when
-    it started, and the component count of the binary it measured."""
+    it started, the share of CPU time the hypervisor took while it ran (a virtual
+    machine's vCPU taken away stalls whatever runs on it: the p99 rows show it first), and
+    the component count of the binary it measured."""
 
     title: str
     rows: list[Row]
     load: tuple[float, float, float]
+    stolen: float | None
     components: int
 
     def header(self) -> str:
         load = ", ".join(f"{value:.2f}" for value in self.load)
-        return f"== {self.title} (load average {load}; codex: {self.components} components)"
+        stolen = "" if self.stolen is None else f"; CPU stolen {self.stolen:.1%}"
+        return f"== {self.title} (load average {load}{stolen}; codex: {self.components} components)"
 
 
 @dataclass(frozen=True)
