@@ -115,12 +115,15 @@ def test_the_configured_command_serves_and_sandboxes(
 def test_the_mcp_inspector_cli_runs_a_sandboxed_command(
     env: dict[str, str], workspace: Path, real_codex: Path
 ) -> None:
-    """A client no one here wrote: the MCP Inspector's CLI (``npm i
-    @modelcontextprotocol/inspector``; ``MCP_INSPECTOR`` names its ``mcp-inspector``), run
+    """A client no one here wrote: the MCP Inspector's CLI (``MCP_INSPECTOR`` names its
+    ``mcp-inspector``: ``scripts/test`` fetches it with ``scripts/fetch-inspector``), run
     with the documented command line. It drops the ``--`` before the server's command."""
     inspector = os.environ.get("MCP_INSPECTOR")
     if not inspector:
-        pytest.skip("MCP INSPECTOR TEST SKIPPED: set MCP_INSPECTOR to its mcp-inspector binary")
+        pytest.skip(
+            "MCP INSPECTOR TEST SKIPPED: MCP_INSPECTOR is not set (scripts/test sets it to "
+            "what scripts/fetch-inspector installs, when npm is there)"
+        )
     _, body = snippets()["inspector"]
     words = shlex.split(body)[3:]
     words[words.index("--tool-arg") + 1] = 'command=["sh","-c","echo made > inside.txt"]'
