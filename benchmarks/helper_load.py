@@ -10,8 +10,11 @@ and the clients, before ``rows`` returns."""
 
 from __future__ import annotations
 
+import functools
 import json
+from collections.abc import Callable
 from contextlib import ExitStack
+from typing import Protocol, TypeVar
 
 from benchmarks.clients import Clients, EchoServer, OpenLoop
 from benchmarks.core import Env, Row, interleaved_medians, percentile
@@ -22,6 +25,27 @@ OPEN_RATE = 5000.0
 OPEN_SECONDS = 1.0
 #: Open-loop rounds, alternating the helper and the echo server.
 OPEN_ROUNDS = 4
+
+
+class _Client(Protocol):
+    def close(self) -> None: ...
+
+
+_C = TypeVar("_C", bound=_Client)
+
+
+def _in_turn(
+    stack: ExitStack, clients: dict[str, _C], sample: Callable[[str, _C], None], rounds: int
+) -> None:
+    """``rounds`` rounds of ``sample`` of each of ``clients`` (by server name), in turn;
+    then the clients are ended (``stack`` ends them should a round fail)."""
+    for client in clients.values():
+        stack.callback(client.close)
+    interleaved_medians(
+        [functools.partial(sample, name, client) for name, client in clients.items()], rounds
+    )
+    for client in clients.values():
+        client.close()
 
 
 def rows(env: Env, runs: int, requests: int) -> list[Row]:
@@ -43,37 +67,27 @@ def rows(env: Env, runs: int, requests: int) -> list[Row]:
             raise SystemExit(f"the helper does not publish {env.codex}: {answer[:300]}")
         echo_socket = str(env.scratch / "echo-load.sock")
         stack.callback(EchoServer(env.python, echo_socket, answer).close)
-        served = {
-            "helper": Clients(env.python, helper.socket, line, CLIENTS),
-            "echo": Clients(env.python, echo_socket, line, CLIENTS),
-        }
-        for each in served.values():
-            stack.callback(each.close)
+        sockets = {"helper": helper.socket, "echo": echo_socket}
 
-        def closed_loop(name: str) -> None:
-            times, wall = served[name].round_trips(CLIENTS, count)
+        def closed_loop(name: str, clients: Clients) -> None:
+            times, wall = clients.round_trips(CLIENTS, count)
             closed[name].extend(times)
             walls[name].append(wall)
 
-        interleaved_medians([lambda: closed_loop("helper"), lambda: closed_loop("echo")], runs)
-        for each in served.values():
-            each.close()
-        # Connected now, not before the closed loop: an idle connection is closed after 30 s.
-        offered_to = {
-            "helper": OpenLoop(env.python, helper.socket, line, CLIENTS),
-            "echo": OpenLoop(env.python, echo_socket, line, CLIENTS),
-        }
-        for client in offered_to.values():
-            stack.callback(client.close)
-
-        def open_loop(name: str) -> None:
-            times, sent_late = offered_to[name].offer(OPEN_RATE, OPEN_SECONDS)
+        def open_loop(name: str, client: OpenLoop) -> None:
+            times, sent_late = client.offer(OPEN_RATE, OPEN_SECONDS)
             opened[name].extend(times)
             late[name].extend(sent_late)
 
-        interleaved_medians([lambda: open_loop("helper"), lambda: open_loop("echo")], OPEN_ROUNDS)
-        for client in offered_to.values():
-            client.close()
+        each_closed = {
+            name: Clients(env.python, path, line, CLIENTS) for name, path in sockets.items()
+        }
+        _in_turn(stack, each_closed, closed_loop, runs)
+        # Connected now, not before the closed loop: an idle connection is closed after 30 s.
+        each_open = {
+            name: OpenLoop(env.python, path, line, CLIENTS) for name, path in sockets.items()
+        }
+        _in_turn(stack, each_open, open_loop, OPEN_ROUNDS)
         helper.stop()
     p99 = {name: percentile(times, 0.99) for name, times in closed.items()}
     per_item = {name: sum(walls[name]) / len(closed[name]) for name in closed}
