@@ -8,6 +8,7 @@ import json
 import subprocess
 import time
 from collections.abc import Sequence
+from typing import Any
 
 #: A client: for each count N read on stdin, connect, time N request/answer round trips,
 #: closed loop (each request sent when the last is answered), and print their times as one
@@ -38,7 +39,9 @@ for command in sys.stdin:
 #: connection k mod the count, and is sent then even when the one before it on that
 #: connection is unanswered (requests are lines): the offered rate never waits for an
 #: answer. Each answer is timed from when its request was due, so a stall of the server or
-#: of this client is counted, not hidden. It waits in select(2), whose timeout is in µs
+#: of this client is counted, not hidden (a server that stops reading holds up the sends,
+#: which then count as late; 30 s of that, or of no answer, end it with an error). It waits
+#: in select(2), whose timeout is in µs
 #: (epoll's is rounded up to a whole ms, which alone would make requests up to 1 ms late),
 #: and prints ``{"times": [...], "late": [...]}``: ``late``, how long after its due time
 #: each request was sent (the client's own share). Imports nothing of launcher_probe.
@@ -49,6 +52,7 @@ selector = selectors.SelectSelector()
 connections = []
 for index in range(count):
     connection = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    connection.settimeout(30.0)  # a server that stops reading or answering: an error, no hang
     connection.connect(path)
     selector.register(connection, selectors.EVENT_READ, index)
     connections.append(connection)
@@ -145,6 +149,16 @@ def _send(client: subprocess.Popen[str], command: str) -> None:
     client.stdin.flush()
 
 
+def _reported(client: subprocess.Popen[str]) -> Any:
+    """The JSON line a client printed; SystemExit, with its exit status, when it ended
+    instead (what it said is on the bench's stderr)."""
+    assert client.stdout is not None
+    line = client.stdout.readline()
+    if not line:
+        raise SystemExit(f"a benchmark client ended with status {client.wait()}")
+    return json.loads(line)
+
+
 def _ended(client: subprocess.Popen[str]) -> None:
     """Closing stdin ends a client; a stuck one is killed. Reaped either way."""
     if client.poll() is None:
@@ -177,8 +191,7 @@ class Clients:
             _send(client, command)
         times: list[float] = []
         for client in chosen:
-            assert client.stdout is not None
-            times += json.loads(client.stdout.readline())
+            times += _reported(client)
         return times, time.perf_counter() - start
 
     def close(self) -> None:
@@ -198,8 +211,7 @@ class OpenLoop:
         """``rate`` requests per second in all for ``seconds``: each one's time from when it
         was due to its answer, and how late the client itself sent each."""
         _send(self.process, f"{rate!r} {seconds!r}")
-        assert self.process.stdout is not None
-        found = json.loads(self.process.stdout.readline())
+        found = _reported(self.process)
         return found["times"], found["late"]
 
     def close(self) -> None:

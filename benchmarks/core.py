@@ -145,8 +145,8 @@ class Env:
 
 
 def cpu_ticks() -> tuple[int, int] | None:
-    """The machine's CPU time so far, in ticks: (stolen by the hypervisor, all), from
-    ``/proc/stat``; None where there is none."""
+    """The machine's CPU time so far, in ticks: (stolen by the hypervisor, wanted: all but
+    idle and I/O wait), from ``/proc/stat``; None where there is none."""
     try:
         with open("/proc/stat") as stream:
             fields = [int(field) for field in stream.readline().split()[1:]]
@@ -154,11 +154,12 @@ def cpu_ticks() -> tuple[int, int] | None:
         return None
     # user nice system idle iowait irq softirq steal guest guest_nice: the guests are
     # inside user and nice already
-    return (fields[7] if len(fields) > 7 else 0), sum(fields[:8])
+    fields = (fields + [0] * 8)[:8]
+    return fields[7], sum(fields) - fields[3] - fields[4]
 
 
 def stolen_share(before: tuple[int, int] | None, after: tuple[int, int] | None) -> float | None:
-    """The share of the CPU time between two ``cpu_ticks`` the hypervisor took."""
+    """The share of the CPU time wanted between two ``cpu_ticks`` the hypervisor took."""
     if before is None or after is None or after[1] <= before[1]:
         return None
     return (after[0] - before[0]) / (after[1] - before[1])
@@ -167,9 +168,9 @@ def stolen_share(before: tuple[int, int] | None, after: tuple[int, int] | None) 
 @dataclass(frozen=True)
 class Section:
     """A group of rows, measured one after the other: its title, the load average when
-    it started, the share of CPU time the hypervisor took while it ran (a virtual
-    machine's vCPU taken away stalls whatever runs on it: the p99 rows show it first), and
-    the component count of the binary it measured."""
+    it started, the share of the CPU time wanted while it ran that the hypervisor took (a
+    virtual machine's vCPU taken away stalls whatever runs on it: the p99 rows show it
+    first), and the component count of the binary it measured."""
 
     title: str
     rows: list[Row]

@@ -20,7 +20,7 @@ from benchmarks.clients import Clients, EchoServer, OpenLoop
 from benchmarks.core import Env, Row, interleaved_medians, percentile
 from benchmarks.helper import CLIENTS, Helper
 
-#: Requests per second offered in all by the open-loop clients, and for how long a round.
+#: Requests per second the open-loop client offers on its connections, and for how long a round.
 OPEN_RATE = 5000.0
 OPEN_SECONDS = 1.0
 #: Open-loop rounds, alternating the helper and the echo server.
