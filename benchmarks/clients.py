@@ -176,8 +176,12 @@ class Clients:
 
     def __init__(self, python: str, path: str, line: str, count: int) -> None:
         self.processes: list[subprocess.Popen[str]] = []
-        for _ in range(count):
-            self.processes.append(_started([python, "-I", "-S", "-c", CLIENT, path, line]))
+        try:
+            for _ in range(count):
+                self.processes.append(_started([python, "-I", "-S", "-c", CLIENT, path, line]))
+        except BaseException:  # the ones started already go too: nobody else holds them
+            self.close()
+            raise
 
     def round_trips(self, clients: int, count: int) -> tuple[list[float], float]:
         """``count`` round trips from each of the first ``clients`` clients at once, closed
