@@ -125,3 +125,25 @@ def real_codex(codex_version: str) -> Path:
     if shutil.which("npm") is None:
         pytest.skip("REAL CODEX CLI TESTS SKIPPED: npm is not installed, cannot fetch it")
     pytest.fail(f"scripts/fetch-codex {codex_version} failed: {fetched.stderr.strip()}")
+
+
+@pytest.fixture(scope="session")
+def mcp_inspector() -> Path:
+    """The MCP Inspector's ``mcp-inspector``: ``$MCP_INSPECTOR`` when set, else what
+    scripts/fetch-inspector installs (no npm needed once it is fetched). Skips, loudly, only
+    when it is not fetched and npm is absent; any other failure fails."""
+    given = os.environ.get("MCP_INSPECTOR")
+    if given:
+        return Path(given)
+    fetched = subprocess.run(
+        [str(ROOT / "scripts" / "fetch-inspector")],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=900,
+    )
+    if fetched.returncode == 0:
+        return Path(fetched.stdout.strip())
+    if shutil.which("npm") is None:
+        pytest.skip("MCP INSPECTOR TESTS SKIPPED: npm is not installed, cannot fetch it")
+    pytest.fail(f"scripts/fetch-inspector failed: {fetched.stderr.strip()}")

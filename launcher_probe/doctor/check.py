@@ -28,6 +28,7 @@ from launcher_probe.doctor.fixes import (
     SERVER_NOT_STARTED,
 )
 from launcher_probe.doctor.servers import ServerConfig
+from launcher_probe.fd_write import write_all
 from launcher_probe.host.probe.bounded_run import Step, start_step
 from launcher_probe.host.probe.supervisor_client import NotReady, Supervisor
 
@@ -143,18 +144,13 @@ def _initialize(step: Step, deadline: float, stderr: _Tail) -> dict[str, Any]:
         },
     }
     try:
-        _write_all(step.stdin, _message(request))
+        write_all(step.stdin, _message(request))
     except OSError as error:
         raise _Failed(INITIALIZE_FAILED, f"it closed its stdin: {error.strerror}") from error
     answer = _answer(step, deadline, stderr)
     with contextlib.suppress(OSError):
-        _write_all(step.stdin, _message({"method": "notifications/initialized"}))
+        write_all(step.stdin, _message({"method": "notifications/initialized"}))
     return answer
-
-
-def _write_all(fd: int, data: bytes) -> None:
-    while data:
-        data = data[os.write(fd, data) :]
 
 
 def _answer(step: Step, deadline: float, stderr: _Tail) -> dict[str, Any]:

@@ -6,19 +6,14 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 
+from launcher_probe.fd_write import write_all
+
 #: Bytes asked of the kernel per read.
 READ_SIZE = 1 << 16
 
 #: Given one message (its newline included, or the unterminated rest at end of input):
 #: what to send on, the same object when nothing changes.
 Handler = Callable[[bytes | bytearray], bytes | bytearray]
-
-
-def write_all(fd: int, data: bytes | bytearray | memoryview) -> None:
-    """Write every byte of ``data`` (OSError as ``os.write`` raises it)."""
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view) :]
 
 
 def pump(source: int, sink: int, handle: Handler, *, on_sink_error: Callable[[], None]) -> None:

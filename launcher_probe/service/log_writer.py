@@ -6,12 +6,14 @@ at exit takes every handler's), and it is a daemon thread that exit does not wai
 
 from __future__ import annotations
 
+import contextlib
 import logging
-import os
 import queue
 import threading
 import time
 from logging.handlers import QueueHandler
+
+from launcher_probe.fd_write import write_all
 
 #: Lines waiting for stderr at most; beyond, new ones are dropped (and counted).
 MAX_QUEUED = 1024
@@ -56,12 +58,9 @@ class LogWriter:
 
     def _write(self) -> None:
         while (record := self._lines.get()) is not None:
-            line = memoryview(f"{self._formatter.format(record)}\n".encode(errors="replace"))
-            try:
-                while line:
-                    line = line[os.write(self._fd, line) :]
-            except OSError:
-                pass  # stderr closed: the line is lost, the helper goes on
+            line = f"{self._formatter.format(record)}\n".encode(errors="replace")
+            with contextlib.suppress(OSError):  # stderr closed: the line is lost, not the helper
+                write_all(self._fd, line)
 
     def close(self, timeout: float) -> None:
         """Write what is queued (unless stderr blocks past ``timeout`` seconds), then stop."""

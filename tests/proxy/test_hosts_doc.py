@@ -113,17 +113,11 @@ def test_the_configured_command_serves_and_sandboxes(
 
 @pytest.mark.real_codex
 def test_the_mcp_inspector_cli_runs_a_sandboxed_command(
-    env: dict[str, str], workspace: Path, real_codex: Path
+    env: dict[str, str], workspace: Path, real_codex: Path, mcp_inspector: Path
 ) -> None:
-    """A client no one here wrote: the MCP Inspector's CLI (``MCP_INSPECTOR`` names its
-    ``mcp-inspector``: ``scripts/test`` fetches it with ``scripts/fetch-inspector``), run
-    with the documented command line. It drops the ``--`` before the server's command."""
-    inspector = os.environ.get("MCP_INSPECTOR")
-    if not inspector:
-        pytest.skip(
-            "MCP INSPECTOR TEST SKIPPED: MCP_INSPECTOR is not set (scripts/test sets it to "
-            "what scripts/fetch-inspector installs, when npm is there)"
-        )
+    """A client no one here wrote: the MCP Inspector's CLI (the ``mcp_inspector``
+    fixture: ``$MCP_INSPECTOR``, else ``scripts/fetch-inspector``'s), run with the
+    documented command line. It drops the ``--`` before the server's command."""
     _, body = snippets()["inspector"]
     words = shlex.split(body)[3:]
     words[words.index("--tool-arg") + 1] = 'command=["sh","-c","echo made > inside.txt"]'
@@ -132,8 +126,8 @@ def test_the_mcp_inspector_cli_runs_a_sandboxed_command(
     argv = [part for word in words for part in here.get(word, [places.get(word, word)])]
     path = f"{os.path.dirname(shutil.which('node') or '/usr/bin/node')}:{env['PATH']}"
     done = subprocess.run(
-        [inspector, "--cli", *argv], env={**env, "PATH": path}, capture_output=True, text=True,
-        timeout=120, check=False,
+        [str(mcp_inspector), "--cli", *argv], env={**env, "PATH": path},
+        capture_output=True, text=True, timeout=120, check=False,
     )  # fmt: skip
     assert done.returncode == 0, done.stdout + done.stderr
     assert json.loads(done.stdout)["structuredContent"]["exit_status"] == 0

@@ -14,7 +14,6 @@ from typing import Any
 
 import pytest
 
-from launcher_probe.host.cache.memory import MEMORY
 from launcher_probe.service.decisions import REPLAY_INTERVAL, DecisionTable, Held, Key
 from launcher_probe.service.handlers import Handlers
 from launcher_probe.service.protocol import parse_request
@@ -33,11 +32,13 @@ def _decided(answer: bytes) -> dict[str, Any]:
     return result
 
 
-def _changed_after_deciding(
-    table: DecisionTable, fake: FakeCodex, monkeypatch: pytest.MonkeyPatch, *, every: bool
-) -> None:
-    """The binary written again right after ``table`` makes a decision (after the
-    resolution's last look, before its answer): after the first one, or ``every`` one."""
+def _answered_changing(
+    fake: FakeCodex, monkeypatch: pytest.MonkeyPatch, *, every: bool
+) -> tuple[Held, bytes]:
+    """A new table's ``resolve_answer`` for ``fake``, the binary written again right after
+    the table makes a decision (after the resolution's last look, before its answer):
+    after the first one, or ``every`` one."""
+    table = DecisionTable()
     decide = table._decide
 
     def decided_then_changed(key: Key, refresh: bool, timeout: float) -> Held:
@@ -47,34 +48,29 @@ def _changed_after_deciding(
         return held
 
     monkeypatch.setattr(table, "_decide", decided_then_changed)
+    return table.resolve_answer(str(fake.path))
 
 
 def test_a_decision_its_binary_changed_under_before_the_answer_is_made_again(
     host_env: HostEnv, fake_codex: FakeCodex, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    table = DecisionTable()
-    _changed_after_deciding(table, fake_codex, monkeypatch, every=False)
-    held, answer = table.resolve_answer(str(fake_codex.path))
+    held, answer = _answered_changing(fake_codex, monkeypatch, every=False)
 
     assert held.fingerprint is not None and held.fingerprint.still_matches()
     assert _decided(answer)["decision"] == "published"
     assert fake_codex.probe_count() == 2  # the changed binary was verified on its own
-    MEMORY.forget()
 
 
 def test_a_binary_that_changes_after_every_decision_is_withheld_as_changed(
     host_env: HostEnv, fake_codex: FakeCodex, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    table = DecisionTable()
-    _changed_after_deciding(table, fake_codex, monkeypatch, every=True)
-    held, answer = table.resolve_answer(str(fake_codex.path))
+    held, answer = _answered_changing(fake_codex, monkeypatch, every=True)
 
     assert held.fingerprint is None
     assert (_decided(answer)["decision"], _decided(answer)["reason"]) == (
         "withheld",
         "binary_changed",
     )
-    MEMORY.forget()
 
 
 def test_a_request_that_waited_for_a_resolution_is_resolved_again_after_a_change(
@@ -98,4 +94,3 @@ def test_a_request_that_waited_for_a_resolution_is_resolved_again_after_a_change
     answer = handlers.answer_waited(request, waited[1])
     assert answer is not None and _decided(answer)["result"]["decision"] == "published"
     assert fake_codex.probe_count() == 2
-    MEMORY.forget()
