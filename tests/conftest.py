@@ -108,13 +108,12 @@ def codex_version(request: pytest.FixtureRequest) -> str:
     return version
 
 
-@pytest.fixture(scope="session")
-def real_codex(codex_version: str) -> Path:
-    """The native binary of the real Codex CLI ``codex_version``, from scripts/fetch-codex
-    (which needs no npm once it is fetched). Skips, loudly, only when it is not fetched and
-    npm is absent; any other failure fails."""
+def _fetched(script: str, *args: str, skipped: str) -> Path:
+    """The path ``scripts/<script> ARGS`` prints (it needs no npm once it has fetched).
+    Skips, loudly (``skipped``), only when nothing is fetched and npm is absent; any other
+    failure fails."""
     fetched = subprocess.run(
-        [str(ROOT / "scripts" / "fetch-codex"), codex_version],
+        [str(ROOT / "scripts" / script), *args],
         capture_output=True,
         text=True,
         check=False,
@@ -123,27 +122,21 @@ def real_codex(codex_version: str) -> Path:
     if fetched.returncode == 0:
         return Path(fetched.stdout.strip())
     if shutil.which("npm") is None:
-        pytest.skip("REAL CODEX CLI TESTS SKIPPED: npm is not installed, cannot fetch it")
-    pytest.fail(f"scripts/fetch-codex {codex_version} failed: {fetched.stderr.strip()}")
+        pytest.skip(f"{skipped}: npm is not installed, cannot fetch it")
+    pytest.fail(f"{' '.join([f'scripts/{script}', *args])} failed: {fetched.stderr.strip()}")
+
+
+@pytest.fixture(scope="session")
+def real_codex(codex_version: str) -> Path:
+    """The native binary of the real Codex CLI ``codex_version``, from scripts/fetch-codex."""
+    return _fetched("fetch-codex", codex_version, skipped="REAL CODEX CLI TESTS SKIPPED")
 
 
 @pytest.fixture(scope="session")
 def mcp_inspector() -> Path:
     """The MCP Inspector's ``mcp-inspector``: ``$MCP_INSPECTOR`` when set, else what
-    scripts/fetch-inspector installs (no npm needed once it is fetched). Skips, loudly, only
-    when it is not fetched and npm is absent; any other failure fails."""
+    scripts/fetch-inspector installs."""
     given = os.environ.get("MCP_INSPECTOR")
     if given:
         return Path(given)
-    fetched = subprocess.run(
-        [str(ROOT / "scripts" / "fetch-inspector")],
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=900,
-    )
-    if fetched.returncode == 0:
-        return Path(fetched.stdout.strip())
-    if shutil.which("npm") is None:
-        pytest.skip("MCP INSPECTOR TESTS SKIPPED: npm is not installed, cannot fetch it")
-    pytest.fail(f"scripts/fetch-inspector failed: {fetched.stderr.strip()}")
+    return _fetched("fetch-inspector", skipped="MCP INSPECTOR TESTS SKIPPED")
