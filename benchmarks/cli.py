@@ -14,13 +14,16 @@ from pathlib import Path
 from benchmarks.core import Action, Env, Row, children_cpu, interleaved_medians
 
 HERD = 32
+#: How the console script runs a ``resolve`` (``cli.console``): pip's wrapper imports ``re``
+#: and ``cli``, the collector is off for the command, and what was made is frozen at the
+#: end, not collected.
+CONSOLE_START = "import re, launcher_probe.cli; import gc; gc.disable()"
+CONSOLE_EXIT = "gc.freeze()"
 #: What a cold ``resolve --codex`` imports besides filelock (``host.attempt`` would import
 #: it): the slow path's stages and the command; with and without ``import filelock`` after
 #: them, the import's cost where the cold path has imported what it shares with filelock.
-#: How the console script ends (``cli.console``): what was made is frozen, not collected.
-CONSOLE_EXIT = "import gc; gc.freeze()"
 COLD_IMPORTS = (
-    "import re, launcher_probe.cli, launcher_probe.commands.resolve, "
+    f"{CONSOLE_START}; import launcher_probe.commands.resolve, "
     "launcher_probe.host.cache.policy, launcher_probe.host.discovery.order, "
     "launcher_probe.host.native.follow, launcher_probe.host.probe"
 )
@@ -135,16 +138,12 @@ def npm_shim(env: Env) -> dict[str, str]:
     }
 
 
-#: What a warm ``resolve --codex`` imports: the command, through the client to the resolver
-#: (``tests/commands/test_plain_resolve.py`` checks what it must not).
-WARM_MODULES = (
-    "launcher_probe.cli",
-    "launcher_probe.commands.resolve",
-    "launcher_probe.host.resolver",
-)
-#: The floor of a warm ``resolve --codex``: the wrapper's ``import re``, the warm modules,
-#: and the console script's exit.
-WARM_IMPORTS = f"import re; import {', '.join(WARM_MODULES)}; {CONSOLE_EXIT}"
+#: What a warm ``resolve --codex`` imports after ``cli``: the command, through the client to
+#: the resolver (``tests/commands/test_plain_resolve.py`` checks what it must not).
+WARM_MODULES = ("launcher_probe.commands.resolve", "launcher_probe.host.resolver")
+#: The floor of a warm ``resolve --codex``: the wrapper's imports, the warm modules, and the
+#: console script's exit.
+WARM_IMPORTS = f"{CONSOLE_START}; import {', '.join(WARM_MODULES)}; {CONSOLE_EXIT}"
 
 
 def warm(env: Env, runs: int) -> list[Row]:
@@ -393,9 +392,22 @@ def herd(env: Env, runs: int) -> list[Row]:
     def warm_herd() -> None:
         warm_herd_cpu.append(children_cpu(lambda: _herd(argv, env.env)))
 
-    one, measured, least, _, warmed = interleaved_medians(
-        [cold, cli_herd, lambda: _herd([env.python, "-c", "pass"], env.env), warm, warm_herd],
-        runs,
+    bare = [env.python, "-c", "pass"]
+    crowd_cpu: list[float] = []
+    lone_cpu: list[float] = []
+
+    def crowd() -> None:
+        crowd_cpu.append(children_cpu(lambda: _herd(bare, env.env)))
+
+    def alone() -> None:
+        for _ in range(HERD):
+            env.run(bare)
+
+    def one_by_one() -> None:  # the same HERD processes, each alone on the machine
+        lone_cpu.append(children_cpu(alone))
+
+    one, measured, least, _, warmed, _ = interleaved_medians(
+        [cold, cli_herd, crowd, warm, warm_herd, one_by_one], runs
     )
     cores = os.cpu_count() or 1
     median = statistics.median
@@ -439,6 +451,16 @@ def herd(env: Env, runs: int) -> list[Row]:
         ),
         Row(f"P4 herd of {HERD} CLI resolves", measured, "one cold CLI resolve", one, None),
         Row(f"  floor: {HERD} concurrent python -c pass", least, "one cold CLI resolve", one, None),
+        # The CPU goal's yardstick adds up processes that ran alone; this is what a crowd
+        # costs any process here, before launcher-probe runs a line.
+        Row(
+            f"  floor: {HERD} concurrent python -c pass: CPU",
+            median(crowd_cpu),
+            f"{HERD} python -c pass one by one, CPU",
+            median(lone_cpu),
+            None,
+            note="what a crowd on these cores costs each process (caches, the scheduler)",
+        ),
     ]
 
 

@@ -11,10 +11,13 @@ from launcher_probe.cli import COMMANDS
 from tests.conftest import HostEnv, run_cli, run_python
 
 #: Run the console script pip made (``script``), or ``-m launcher_probe``, with WORDS; say
-#: at exit, after everything else the interpreter runs first, how much was frozen.
+#: at exit, after everything else the interpreter runs first, whether the cycle collector
+#: was on and how much was frozen.
 _FROZEN_AT_EXIT = """\
 import atexit, gc, runpy, sys
-atexit.register(lambda: print("frozen:", gc.get_freeze_count(), file=sys.stderr))
+atexit.register(
+    lambda: print("collector:", gc.isenabled(), "frozen:", gc.get_freeze_count(), file=sys.stderr)
+)
 how, sys.argv = sys.argv[1], ["launcher-probe", *sys.argv[2:]]
 if how == "-m":
     runpy.run_module("launcher_probe", run_name="__main__", alter_sys=True)
@@ -61,18 +64,27 @@ def test_debug_adds_a_traceback_and_keeps_the_exit_code(host_env: HostEnv) -> No
 
 @pytest.mark.parametrize("how", ["script", "-m"])
 @pytest.mark.parametrize(
-    ("words", "code"),
-    [(["sample-state", "read-only"], 0), (["resolve", "--codex", "/x"], 3), (["resolve", "-z"], 2)],
+    ("words", "code", "collecting"),
+    [
+        (["sample-state", "read-only"], 0, True),
+        (["exec", "--meta", "[]", "--", "true"], 4, True),
+        (["resolve", "--codex", "/x"], 3, False),
+        (["--debug", "resolve", "--codex", "/x"], 3, False),
+        (["resolve", "-z"], 2, False),
+    ],
 )
 def test_the_console_script_leaves_what_it_made_to_the_os_at_exit(
-    host_env: HostEnv, how: str, words: list[str], code: int
+    host_env: HostEnv, how: str, words: list[str], code: int, collecting: bool
 ) -> None:
     """Whatever the exit code, everything made is out of the collector's sight when the
-    interpreter exits, so its exit takes nothing apart (``cli.console``); stdout is whole."""
+    interpreter exits, so its exit takes nothing apart (``cli.console``); stdout is whole.
+    A ``resolve`` runs without the cycle collector; every other command keeps it."""
     where = str(Path(sys.executable).with_name("launcher-probe")) if how == "script" else how
     done = run_python("-c", _FROZEN_AT_EXIT, where, *words, env=host_env.env)
     assert done.returncode == code, done.stderr
-    frozen = int(done.stderr.rpartition("frozen: ")[2])
+    said = done.stderr.rpartition("collector: ")[2].split()
+    assert said[0] == str(collecting), done.stderr
+    frozen = int(said[2])
     assert frozen > 1000  # the modules' classes and functions, not a handful
     if code == 0:
         assert done.stdout.endswith("}\n")
