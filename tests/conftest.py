@@ -6,6 +6,7 @@ import os
 import shutil
 import subprocess
 import sys
+import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -109,9 +110,10 @@ def codex_version(request: pytest.FixtureRequest) -> str:
 
 
 def _fetched(script: str, *args: str, skipped: str) -> Path:
-    """The path ``scripts/<script> ARGS`` prints (it needs no npm once it has fetched).
-    Skips, loudly (``skipped``), only when nothing is fetched and npm is absent; any other
-    failure fails."""
+    """The path ``scripts/<script> ARGS`` prints (it needs no npm once it has fetched);
+    a warning it gives (an older Node than the package declares, say) is shown in pytest's
+    summary. Skips, loudly (``skipped``), only when nothing is fetched and npm is absent;
+    any other failure fails."""
     fetched = subprocess.run(
         [str(ROOT / "scripts" / script), *args],
         capture_output=True,
@@ -120,6 +122,9 @@ def _fetched(script: str, *args: str, skipped: str) -> Path:
         timeout=900,
     )
     if fetched.returncode == 0:
+        for line in fetched.stderr.splitlines():
+            if ": warning: " in line:
+                warnings.warn(line, stacklevel=1)
         return Path(fetched.stdout.strip())
     if shutil.which("npm") is None:
         pytest.skip(f"{skipped}: npm is not installed, cannot fetch it")

@@ -21,8 +21,9 @@ VERSION = json.loads((ROOT / "scripts" / "inspector" / "package.json").read_text
     PACKAGE
 ]
 #: Leaves what `npm ci --prefix P` leaves for the script: P's `.bin/mcp-inspector`, which
-#: prints the version P's package.json pins (VERSION_MADE: another). FAIL: it fails after
-#: making the tree, as an npm that is interrupted or fails half-way may leave it.
+#: prints the version P's package.json pins (VERSION_MADE: another), and with NODE_WANTED
+#: the package's ``engines`` (``node >=NODE_WANTED``). FAIL: it fails after making the tree,
+#: as an npm that is interrupted or fails half-way may leave it.
 FAKE_NPM = """#!/bin/sh
 called="$*" prefix=
 while [ $# -gt 0 ]; do
@@ -38,6 +39,8 @@ mkdir -p "$package" "$prefix/node_modules/.bin"
 printf '#!/bin/sh\\necho %s\\n' "${VERSION_MADE:-$pinned}" > "$package/launcher"
 chmod 755 "$package/launcher"
 ln -sf ../@modelcontextprotocol/inspector/launcher "$prefix/node_modules/.bin/mcp-inspector"
+[ -z "$NODE_WANTED" ] ||
+  printf '{"engines": {"node": ">=%s"}}\n' "$NODE_WANTED" > "$package/package.json"
 [ -z "$FAIL" ] || { echo "npm error code E404" >&2; exit 1; }
 """
 
@@ -156,3 +159,23 @@ def test_a_tree_in_place_that_no_fetch_finished_is_fetched_again(
     assert done.returncode == 0, done.stderr
     assert done.stderr.splitlines() == [ANNOUNCED]
     assert (root / ".cache" / "inspector" / VERSION / ".fetched").read_text() == f"{VERSION}\n"
+
+
+@pytest.mark.parametrize(("wanted", "warned"), [("20.20.3", True), ("20.20.2", False)])
+def test_a_node_older_than_the_package_declares_is_named_and_the_fetch_goes_on(
+    tree: tuple[Path, dict[str, str]], tmp_path: Path, wanted: str, warned: bool
+) -> None:
+    root, env = tree
+    node = tmp_path / "npm-bin" / "node"  # first on PATH, beside the fake npm
+    node.write_text("#!/bin/sh\necho v20.20.2\n")
+    node.chmod(0o755)
+    done = fetch(root, {**env, "NODE_WANTED": wanted})
+    assert done.returncode == 0, done.stderr
+    warning = (
+        f"fetch-inspector: warning: {PACKAGE}@{VERSION} declares Node >= {wanted}; this is "
+        f"Node 20.20.2 (its CLI answered; should a test that runs it fail, install Node "
+        f"{wanted} or newer)"
+    )
+    assert done.stderr.splitlines() == [ANNOUNCED, warning] if warned else [ANNOUNCED]
+    assert (root / ".cache" / "inspector" / VERSION / ".fetched").read_text() == f"{VERSION}\n"
+    assert fetch(root, env).stderr == ""  # installed: nothing said, as before
