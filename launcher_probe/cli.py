@@ -187,6 +187,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
             traceback.print_exc()
         say(str(error))
+        for hint in error.hints:
+            say(hint)
         _json_error(written, error.reason, str(error))
         return int(error.exit_code)
     except KeyboardInterrupt:

@@ -31,6 +31,8 @@ class LauncherProbeError(Exception):
     exit_code = ExitCode.INTERNAL
     #: The stable reason code (a subclass or an instance may be more precise).
     reason = "internal_error"
+    #: Lines the CLI says after the error's own (how to mend it); not in the JSON report.
+    hints: tuple[str, ...] = ()
 
 
 class UsageError(LauncherProbeError):
@@ -41,10 +43,14 @@ class UsageError(LauncherProbeError):
 
 
 class NothingUsable(LauncherProbeError):
-    """No candidate passed; the launcher is withheld."""
+    """No candidate passed; the launcher is withheld (``hints``: what to do about it)."""
 
     exit_code = ExitCode.WITHHELD
     reason = "nothing_usable"
+
+    def __init__(self, message: str, *, hints: tuple[str, ...] = ()) -> None:
+        super().__init__(message)
+        self.hints = hints
 
 
 class InputRejected(LauncherProbeError):

@@ -39,9 +39,7 @@ def run(args: argparse.Namespace) -> int:
     if not isinstance(decision, Published):
         lines = withheld_lines(decision)
         if not args.allow_unsandboxed:
-            for line in lines[1:]:
-                say(line)
-            raise NothingUsable(f"{lines[0]}; running nothing")
+            raise NothingUsable(f"{lines[0]}; running nothing", hints=tuple(lines[1:]))
         say(f"warning: running {command[0]!r} UNSANDBOXED (--allow-unsandboxed): {lines[0]}")
         return _exec(command, search=True)
     launcher = decision.descriptor

@@ -14,6 +14,10 @@ from collections.abc import Callable
 
 from launcher_probe.contract import SANDBOX_CAPABILITIES, Reason
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from launcher_probe.host.decision import Withheld
+
 #: Outcomes of ``--check-servers`` that are no Reason: the server could not be asked.
 SERVER_NOT_STARTED = "server_not_started"
 INITIALIZE_TIMEOUT = "initialize_timeout"
@@ -186,3 +190,13 @@ def fix_for(reason: str, detail: str = "", path: str | None = None) -> list[str]
     line; ``detail`` is the reason's detail, ``path`` the candidate's path, if any.
     KeyError for a code no part of launcher-probe reports."""
     return _FIXES[reason](detail, path)
+
+
+def withheld_fix(decision: Withheld) -> list[str]:
+    """The fix for a withheld launcher: its first candidate's, with that candidate's own
+    path and detail (the decision's may have the path put before it), else (nothing was
+    found) the decision's."""
+    first = decision.tried[0] if decision.tried else None
+    if first is None:
+        return fix_for(decision.reason, decision.detail)
+    return fix_for(first.reason, first.detail, first.path)

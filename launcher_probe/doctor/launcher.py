@@ -11,7 +11,7 @@ import time
 from typing import Any
 
 from launcher_probe.contract import SANDBOX_STATE_CAPABILITY, Reason
-from launcher_probe.doctor.fixes import fix_for
+from launcher_probe.doctor.fixes import withheld_fix
 from launcher_probe.host.decision import Decision, Published
 from launcher_probe.json_output import printable
 from launcher_probe.sandbox_policy import sample_state
@@ -48,11 +48,7 @@ def collect(codex: str | None, *, timeout: float) -> tuple[Decision, dict[str, A
     else:
         probed = [item for item in decision.tried if item.reason in PROBE_REASONS]
         focus = probed[0].path if probed else None
-        first = decision.tried[0] if decision.tried else None
-        if first is None:
-            part["fix"] = fix_for(decision.reason, decision.detail)
-        else:  # the candidate's own detail: the decision's may have the path put before it
-            part["fix"] = fix_for(first.reason, first.detail, first.path)
+        part["fix"] = withheld_fix(decision)
     part["probe"], part["cache"] = (None, None) if focus is None else _recorded(focus)
     part["meta"] = capable_server_meta(decision)
     return decision, part

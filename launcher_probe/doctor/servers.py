@@ -14,10 +14,10 @@ from pathlib import Path
 from typing import Any
 
 from launcher_probe.contract import SANDBOX_STATE_CAPABILITY
-from launcher_probe.doctor.fixes import fix_for
+from launcher_probe.doctor.fixes import fix_for, withheld_fix
 from launcher_probe.doctor.launcher import EXAMPLE_STATE
 from launcher_probe.errors import ConfigError
-from launcher_probe.host.decision import Decision, Published
+from launcher_probe.host.decision import Decision, Published, Withheld
 from launcher_probe.host.paths.rules import open_regular_file
 from launcher_probe.json_output import printable
 
@@ -149,7 +149,12 @@ def server_part(
         detail = result.detail
     if server.transport == "http":  # runs where it is hosted: a local launcher means nothing
         launcher = NOT_APPLICABLE
-    fix = [] if reason is None or launcher == NOT_APPLICABLE else fix_for(reason, detail)
+    fix: list[str] = []
+    if reason is not None and launcher != NOT_APPLICABLE:
+        if isinstance(decision, Withheld) and reason == decision.reason:
+            fix = withheld_fix(decision)  # the launcher's own fix, for its path
+        else:
+            fix = fix_for(reason, detail)
     return {**part, "launcher": launcher, "reason": reason, "detail": detail, "fix": fix}
 
 

@@ -151,7 +151,7 @@ def withheld_lines(decision: Decision) -> list[str]:
 
     if not isinstance(decision, Withheld):
         return []
-    from launcher_probe.doctor.fixes import fix_for
+    from launcher_probe.doctor.fixes import withheld_fix
 
     lines = [f"launcher withheld ({decision.reason}): {decision.detail}"]
-    return lines + [f"fix: {line}" for line in fix_for(str(decision.reason), decision.detail)]
+    return lines + [f"fix: {line}" for line in withheld_fix(decision)]

@@ -172,6 +172,20 @@ def test_unchecked_servers_are_judged_by_transport_and_decision(host_env: HostEn
     )
 
 
+def test_a_servers_fix_for_a_withheld_launcher_names_the_operators_path(
+    host_env: HostEnv,
+) -> None:
+    """As doctor's launcher part does: the candidate's path, not a placeholder."""
+    write_config(host_env.codex_home, "unchecked-path")
+    done = run_cli("doctor", "--json", "--codex", "relative/codex", env=host_env.env)
+    assert done.returncode == 3, done.stderr
+    report = json.loads(done.stdout)
+    servers = {server["name"]: server for server in report["servers"]["servers"]}
+    assert servers["example"]["reason"] == "not_absolute"
+    fix = 'give an absolute path, e.g. --codex "$(readlink -f relative/codex)"'
+    assert servers["example"]["fix"] == report["launcher"]["fix"] == [fix]
+
+
 def test_an_unknown_server_name_is_a_usage_error(host_env: HostEnv) -> None:
     write_config(host_env.codex_home, "unknown")
     done = run_cli("doctor", "--server", "nope", env=host_env.env)

@@ -78,6 +78,20 @@ def test_no_launcher_exits_3_and_runs_nothing(
     assert "running nothing" in done.stderr and "fix: " in done.stderr
 
 
+def test_the_fix_follows_the_withheld_line_and_names_the_operators_path(
+    env: dict[str, str], workspace: Path
+) -> None:
+    marker = workspace / "ran"
+    done = wrap(env, workspace, "--codex", "relative/codex", "--", "touch", str(marker))
+    assert done.returncode == 3
+    assert not marker.exists()
+    assert done.stderr.splitlines() == [
+        "launcher-probe: launcher withheld (not_absolute): 'relative/codex' is not absolute; "
+        "running nothing",
+        'launcher-probe: fix: give an absolute path, e.g. --codex "$(readlink -f relative/codex)"',
+    ]
+
+
 def test_the_operators_opt_out_runs_it_unsandboxed(
     env: dict[str, str], workspace: Path, tmp_path: Path
 ) -> None:
