@@ -27,6 +27,8 @@ CHECK_PROBLEMS = (SERVER_NOT_STARTED, INITIALIZE_TIMEOUT, INITIALIZE_FAILED)
 #: Where a server author reads how to advertise the capability (works on PyPI too).
 SERVER_SECTION = "the README section 'Writing a server that uses the launcher'"
 
+#: follow.py's words for a node or shell shim with no native binary behind it.
+_NPM_SHIM_WITHOUT_BINARY = re.compile(r" is a (?:node|shell) shim; no native \S+ binary behind it")
 _WRITABLE = re.compile(r"^(?:directory|file) (?P<path>.+) is writable by ")
 _OWNED = re.compile(r"^(?:symlink )?(?P<path>.+) is owned by uid \d+")
 
@@ -80,14 +82,26 @@ def _unsafe(detail: str, path: str | None) -> list[str]:
 
 
 def _shim(detail: str, path: str | None) -> list[str]:
-    from launcher_probe.host.native.shims import host_target
+    """An npm shim with no native binary behind it: its platform package is missing;
+    anything else (a wrapper whose program is gone, a host Codex has no build for, too
+    many in a row) is mended by naming the native binary."""
+    if _NPM_SHIM_WITHOUT_BINARY.search(detail):
+        from launcher_probe.host.native.shims import host_target
 
-    target = host_target()
-    package = target.package if target else "@openai/codex-<platform>"
+        target = host_target()
+        package = target.package if target else "@openai/codex-<platform>"
+        return [
+            f"the npm package has no native binary for this host ({package} is missing): "
+            "reinstall with its platform package: npm i -g @openai/codex@latest "
+            "(without --omit=optional or --no-optional, which drop it)",
+            *_point_at_it(),
+        ]
+    if "Codex has no build for" in detail:
+        return ["Codex publishes no build for this host: run it where Codex is built for"]
+    shown = "it" if path is None else _quoted(path)
     return [
-        f"the npm package has no native binary for this host ({package} is missing): "
-        "reinstall with its platform package: npm i -g @openai/codex@latest "
-        "(without --omit=optional or --no-optional, which drop it)",
+        f"{shown} does not lead to a native Codex binary (the verdict says where it "
+        "stopped): reinstall Codex, or name the native binary itself",
         *_point_at_it(),
     ]
 

@@ -169,6 +169,24 @@ def test_a_shim_without_its_platform_package_says_reinstall(
     assert "npm i -g @openai/codex@latest" in launcher["fix"][0]
 
 
+def test_a_wrapper_whose_program_is_gone_gets_no_npm_advice(
+    host_env: HostEnv, tmp_path: Path
+) -> None:
+    wrapper = tmp_path / "codex"
+    wrapper.write_text(f'#!/bin/sh\nexec "{tmp_path / "gone"}" "$@"\n')
+    wrapper.chmod(0o755)
+    code, report = doctor_json(host_env.env, "--codex", str(wrapper))
+    assert code == 3
+    launcher = report["launcher"]
+    assert isinstance(launcher, dict)
+    assert launcher["reason"] == "shim_unresolved"
+    assert launcher["fix"][0] == (
+        f"{wrapper} does not lead to a native Codex binary (the verdict says where it "
+        "stopped): reinstall Codex, or name the native binary itself"
+    )
+    assert "npm" not in launcher["fix"][0]
+
+
 def test_a_malformed_codex_config_names_file_and_line(host_env: HostEnv) -> None:
     host_env.codex_home.mkdir()
     config = host_env.codex_home / "config.toml"
