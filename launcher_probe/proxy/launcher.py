@@ -1,6 +1,7 @@
 """The launcher Decision the proxy's server was started under, and its renewal: when the
 binary changed, that call goes without the launcher (``binary_changed``) and the launcher
-is resolved again, off the relay's path, for the calls after it."""
+is resolved again, off the relay's path: calls while that runs go without it too; those
+after it get the new decision."""
 
 from __future__ import annotations
 

@@ -160,7 +160,7 @@ class Rewriter:
             self._description(), sandbox_state=state, launcher=self.launcher.decision, **options
         )
         if result.omitted_reason is Reason.BINARY_CHANGED:
-            self.notes.once(f"launcher left out: {result.detail}")
+            self.notes.once(f"launcher left out ({result.omitted_reason}): {result.detail}")
             self.launcher.renew(self.notes.once)
         return result
 

@@ -270,6 +270,7 @@ def test_a_replaced_binary_is_left_out_once_then_resolved_again(
     assert launcher() is None
     errlog = tmp_path / "proxy.err"
     said = said_within(errlog, "launcher resolved again: published")
+    assert "launcher left out (binary_changed): " in said
     assert "changed since it was verified" in said
     assert launcher() == {"codexExecutable": str(fake_codex.path)}
 

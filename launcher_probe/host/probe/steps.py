@@ -305,5 +305,6 @@ def probe_below(
         duration=time.monotonic() - started,
         steps=tuple(steps),
         transient=failure is not None and failure.transient,
-        bubblewrap=bubblewrap,
+        # Only a probe that got as far as ``codex sandbox`` used one (not_codex never does).
+        bubblewrap=bubblewrap if version is not None else None,
     )

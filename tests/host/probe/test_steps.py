@@ -430,6 +430,12 @@ def test_probe_command_json_and_exit_codes(host_env: HostEnv, fake_codex: FakeCo
     failed = run_cli("probe", str(fake_codex.path), "--json", env=host_env.env)
     assert failed.returncode == 3
     assert json.loads(failed.stdout)["reason"] == "sandbox_unavailable"
+    assert json.loads(failed.stdout)["bubblewrap"] == missing  # its sandbox ran
+    fake_codex.set_fault("wrong_version")
+    not_codex = json.loads(
+        run_cli("probe", str(fake_codex.path), "--json", env=host_env.env).stdout
+    )
+    assert (not_codex["reason"], not_codex["bubblewrap"]) == ("not_codex", None)  # none ran
     fake_codex.set_fault("hang")
     timed_out = run_cli("probe", str(fake_codex.path), "--timeout", "1", env=host_env.env)
     assert timed_out.returncode == 3
