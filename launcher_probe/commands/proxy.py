@@ -28,7 +28,7 @@ def run(args: argparse.Namespace) -> int:
     from launcher_probe.proxy.child import DEFAULT_GRACE
     from launcher_probe.proxy.launcher import BoundLauncher
     from launcher_probe.proxy.notes import Notes
-    from launcher_probe.proxy.relay import run_proxy
+    from launcher_probe.proxy.relay import answer_host, run_proxy
     from launcher_probe.proxy.rewrite import Rewriter
 
     decision = resolved(args)  # once, before the server starts; kept for its life
@@ -46,6 +46,8 @@ def run(args: argparse.Namespace) -> int:
 
     server = ServerCapabilities(learnt)
     launcher = BoundLauncher(decision, lambda: resolved(args))
-    rewriter = Rewriter(server, launcher, state, notes)
+    rewriter = Rewriter(
+        server, launcher, state, notes, answer=answer_host, trust_host_state=args.trust_host_state
+    )
     grace = DEFAULT_GRACE if args.grace is None else args.grace
     return run_proxy(command, rewriter, server, grace)

@@ -23,6 +23,9 @@ SERVER_NOT_STARTED = "server_not_started"
 INITIALIZE_TIMEOUT = "initialize_timeout"
 INITIALIZE_FAILED = "initialize_failed"
 CHECK_PROBLEMS = (SERVER_NOT_STARTED, INITIALIZE_TIMEOUT, INITIALIZE_FAILED)
+#: A server of Codex's configured through ``launcher-probe proxy`` without
+#: ``--trust-host-state``: Codex sends each call its own state, which that proxy refuses.
+HOST_STATE_REFUSED = "host_state_refused"
 
 #: Where a server author reads how to advertise the capability (works on PyPI too).
 SERVER_SECTION = "the README section 'Writing a server that uses the launcher'"
@@ -183,6 +186,10 @@ _FIXES: dict[str, Callable[[str, str | None], list[str]]] = {
     Reason.NO_SANDBOX_STATE: _fixed(
         "the host sends the launcher only with a sandbox state: pass the request's state "
         "(meta --state, sandbox_state=)"
+    ),
+    HOST_STATE_REFUSED: _fixed(
+        "add --trust-host-state to the proxy's args (before --): Codex's own state then "
+        "stands, and the proxy adds only the launcher"
     ),
     SERVER_NOT_STARTED: _fixed(
         "the command cannot be started ({detail}): install it or give its absolute path as "

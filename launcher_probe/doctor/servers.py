@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from launcher_probe.contract import SANDBOX_STATE_CAPABILITY
-from launcher_probe.doctor.fixes import fix_for, withheld_fix
+from launcher_probe.doctor.fixes import HOST_STATE_REFUSED, fix_for, withheld_fix
 from launcher_probe.doctor.launcher import EXAMPLE_STATE
 from launcher_probe.errors import ConfigError
 from launcher_probe.host.decision import Decision, Published, Withheld
@@ -147,6 +147,12 @@ def server_part(
         launcher = "sent" if result.launcher_included else "omitted"
         reason = None if result.omitted_reason is None else str(result.omitted_reason)
         detail = result.detail
+        if launcher == "sent" and through is not None and through["trust_host_state"] is False:
+            launcher, reason = "omitted", HOST_STATE_REFUSED
+            detail = (
+                "Codex sends each call its own sandbox state, which this proxy refuses "
+                "without --trust-host-state: the server gets no call at all"
+            )
     if server.transport == "http":  # runs where it is hosted: a local launcher means nothing
         launcher = NOT_APPLICABLE
     fix: list[str] = []

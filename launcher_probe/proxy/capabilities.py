@@ -49,7 +49,7 @@ class ServerCapabilities:
             return line
         try:
             message = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):  # not JSON, or nested past the parser's stack
             return line
         if not isinstance(message, dict) or "method" in message:
             return line

@@ -30,7 +30,8 @@ def launcher_probe_words(command: str | None, args: Sequence[str]) -> list[str] 
 
 
 def explained(words: list[str]) -> dict[str, Any]:
-    """``{"command", "policy", "inner", "codex", "problem"}`` for ``launcher-probe WORDS``;
+    """``{"command", "policy", "inner", "codex", "trust_host_state", "problem"}`` for
+    ``launcher-probe WORDS`` (``trust_host_state``: the proxy's flag; None for ``wrap``);
     ``problem`` (the usage error) when the words do not parse."""
     from launcher_probe.arguments import raising_parser_class
     from launcher_probe.proxy.options import (
@@ -39,7 +40,13 @@ def explained(words: list[str]) -> dict[str, Any]:
         command_after_dashes,
     )
 
-    part: dict[str, Any] = {"command": words[0], "policy": None, "inner": None, "codex": None}
+    part: dict[str, Any] = {
+        "command": words[0],
+        "policy": None,
+        "inner": None,
+        "codex": None,
+        "trust_host_state": None,
+    }
     parser = raising_parser_class()(prog=f"launcher-probe {words[0]}")
     parser.add_argument("--debug", action="store_true")
     (add_proxy_arguments if words[0] == "proxy" else add_wrap_arguments)(parser)
@@ -59,7 +66,15 @@ def explained(words: list[str]) -> dict[str, Any]:
             "writable_roots": list(args.writable_root),
             "network": "enabled" if args.network else "restricted",
         }
-    return {**part, "policy": policy, "inner": inner, "codex": args.codex, "problem": None}
+    trusted = getattr(args, "trust_host_state", None)
+    return {
+        **part,
+        "policy": policy,
+        "inner": inner,
+        "codex": args.codex,
+        "trust_host_state": trusted,
+        "problem": None,
+    }
 
 
 def summary(part: dict[str, Any]) -> str:
@@ -75,6 +90,11 @@ def summary(part: dict[str, Any]) -> str:
         roots = "".join(f", also writable {root}" for root in policy["writable_roots"])
         cwd = policy["cwd"] or "the directory it starts in"
         shown = f"{policy['sandbox']} in {cwd}{roots}, network {policy['network']}"
-    role = "when the host sends no state" if part["command"] == "proxy" else "around the server"
+    if part["command"] == "wrap":
+        role = "around the server"
+    elif part["trust_host_state"]:
+        role = "when the host sends no state"
+    else:
+        role = "the only state: a call that sets its own is refused"
     inner = " ".join(part["inner"])
     return f"through launcher-probe {part['command']}: {shown} ({role}); runs {inner}"

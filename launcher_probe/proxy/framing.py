@@ -4,6 +4,7 @@ one partial message is held, and it is handed on without a copy once its line en
 from __future__ import annotations
 
 import os
+from _thread import LockType
 from collections.abc import Callable
 
 from launcher_probe.fd_write import write_all
@@ -16,12 +17,20 @@ READ_SIZE = 1 << 16
 Handler = Callable[[bytes | bytearray], bytes | bytearray]
 
 
-def pump(source: int, sink: int, handle: Handler, *, on_sink_error: Callable[[], None]) -> None:
+def pump(
+    source: int,
+    sink: int,
+    handle: Handler,
+    *,
+    on_sink_error: Callable[[], None],
+    lock: LockType | None = None,
+) -> None:
     """Copy ``source`` to ``sink`` message by message through ``handle`` until end of input.
 
-    The messages that end in one read are written with one ``write``. When ``sink`` fails
-    (the reader left), ``on_sink_error`` runs once and the rest is read and dropped, so that
-    the writer on ``source`` is never blocked by a reader that is gone.
+    The messages that end in one read are written with one ``write`` (holding ``lock``, when
+    another thread writes whole messages to ``sink`` too). When ``sink`` fails (the reader
+    left), ``on_sink_error`` runs once and the rest is read and dropped, so that the writer
+    on ``source`` is never blocked by a reader that is gone.
     """
     partial = bytearray()
     sink_ok = True
@@ -39,14 +48,21 @@ def pump(source: int, sink: int, handle: Handler, *, on_sink_error: Callable[[],
         if start < len(chunk):
             partial += chunk[start:] if start else chunk
         if out and sink_ok:
-            sink_ok = _send(sink, out[0] if len(out) == 1 else b"".join(out), on_sink_error)
+            data = out[0] if len(out) == 1 else b"".join(out)
+            sink_ok = _send(sink, data, on_sink_error, lock)
     if partial and sink_ok:
-        _send(sink, handle(partial), on_sink_error)
+        _send(sink, handle(partial), on_sink_error, lock)
 
 
-def _send(sink: int, data: bytes | bytearray, on_sink_error: Callable[[], None]) -> bool:
+def _send(
+    sink: int, data: bytes | bytearray, on_sink_error: Callable[[], None], lock: LockType | None
+) -> bool:
     try:
-        write_all(sink, data)
+        if lock is None:
+            write_all(sink, data)
+        else:
+            with lock:
+                write_all(sink, data)
     except OSError:
         on_sink_error()
         return False

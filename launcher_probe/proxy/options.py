@@ -66,6 +66,12 @@ def add_proxy_arguments(parser: argparse.ArgumentParser) -> None:
     parser.description = f"{parser.description}. See docs/hosts.md for the per-host configuration."
     add_launcher_arguments(parser)
     add_policy_arguments(parser)
+    parser.add_argument(
+        "--trust-host-state",
+        action="store_true",
+        help="let a state the host sends (Codex does) stand, adding only the launcher; "
+        "without it, a call whose _meta sets a sandbox key is refused with a JSON-RPC error",
+    )
     add_seconds(
         parser,
         "--grace",

@@ -13,8 +13,9 @@ import os
 import signal
 import threading
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 
+from launcher_probe.fd_write import write_all
 from launcher_probe.proxy.capabilities import ServerCapabilities
 from launcher_probe.proxy.child import Child, become_subreaper, exit_status
 from launcher_probe.proxy.framing import pump
@@ -24,6 +25,16 @@ FORWARDED_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
 #: How long the server's output may still flow after everything of it was killed.
 _DRAIN_TIMEOUT = 5.0
 _STDIN, _STDOUT = 0, 1
+#: The host's stdout has two writers: the server-to-host relay, and the proxy answering a
+#: request it refuses (``answer_host``); each writes whole messages, one at a time.
+_HOST_OUT = threading.Lock()
+
+
+def answer_host(message: bytes) -> None:
+    """Write ``message`` (whole lines) to the host between the server's messages; dropped
+    when the host has stopped reading."""
+    with _HOST_OUT, suppress(OSError):
+        write_all(_STDOUT, message)
 
 
 def _close_stdout() -> None:
@@ -62,7 +73,7 @@ def run_proxy(
         child.close_stdin()
 
     def from_server() -> None:
-        pump(child.stdout, _STDOUT, server.observe, on_sink_error=lambda: None)
+        pump(child.stdout, _STDOUT, server.observe, on_sink_error=lambda: None, lock=_HOST_OUT)
         _close_stdout()
 
     outbound = threading.Thread(target=from_server, name="server-to-host", daemon=True)

@@ -1,18 +1,24 @@
 """The host's ``tools/call`` and ``resources/read`` with ``_meta`` set by the injector.
 
-Only a message that names one of the methods the proxy looks at is decoded; every other
-message, and every message that cannot be rewritten safely (not UTF-8, not JSON, a key
-there twice), goes on exactly as it came. A state the host sent is the host's authority and
-stays as sent: only the launcher is added, when the host sent none. Without one, the
-operator's policy is the state. The host's own keys keep their text, ``progressToken`` last.
+Only a message that could name one of the methods the proxy looks at is decoded; every
+other message goes on exactly as it came. The operator's policy is the state. A call whose
+``_meta`` sets a sandbox key (``codex/sandbox-state``, its ``-meta`` copy, the launcher, or
+a look-alike of one) is answered with a JSON-RPC error, not relayed, unless the operator
+trusts the host's state (``--trust-host-state``, for Codex): then a state the host sent is
+its authority and stays as sent, and only the launcher is added when the host sent none.
+So is a message that a server which takes the state (or has not said yet) could read
+otherwise than the proxy does: not UTF-8, not JSON, a key there twice or in another case,
+text after it, a batch. The host's own keys keep their text, ``progressToken`` last.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 from launcher_probe.contract import (
+    SANDBOX_KEYS,
     SANDBOX_LAUNCHER_KEY,
     SANDBOX_STATE_KEY,
     SANDBOX_STATE_META_KEY,
@@ -28,6 +34,7 @@ from launcher_probe.host.inject import (
     resource_read_meta,
     tool_call_meta,
 )
+from launcher_probe.host.meta_input import key_form
 from launcher_probe.json_output import dumps_utf8
 from launcher_probe.proxy.capabilities import DISCOVERY_METHODS, ServerCapabilities
 from launcher_probe.proxy.launcher import BoundLauncher
@@ -38,12 +45,22 @@ from launcher_probe.state import SandboxState
 _BUILDERS = {"tools/call": tool_call_meta, "resources/read": resource_read_meta}
 _STATE_KEYS = (SANDBOX_STATE_KEY, SANDBOX_STATE_META_KEY)
 #: A message that holds none of these cannot name a method the proxy looks at ("\/" is
-#: JSON's other spelling of "/").
-_MARKERS = tuple(
-    spelling
-    for name in (*_BUILDERS, *DISCOVERY_METHODS)
-    for spelling in {name.encode(), name.replace("/", "\\/").encode()}
+#: JSON's other spelling of "/"; a "\u" escape can spell any of their characters).
+_MARKERS = (
+    *(
+        spelling
+        for name in (*_BUILDERS, *DISCOVERY_METHODS)
+        for spelling in {name.encode(), name.replace("/", "\\/").encode()}
+    ),
+    b"\\u",
 )
+#: The sandbox keys by ``key_form``: a host key of one of these forms sets that key.
+_SANDBOX_FORMS = {key_form(key): key for key in SANDBOX_KEYS}
+#: The members a reader takes the request from; one in another case (``PARAMS``) is read
+#: as the member itself by some (Go's encoding/json), so a message holding one is refused.
+_MESSAGE_NAMES = {"jsonrpc", "id", "method", "params"}
+#: JSON-RPC's codes for an invalid request and invalid params.
+_INVALID_REQUEST, _INVALID_PARAMS = -32600, -32602
 _COMPACT = (",", ":")
 _SPACES = " \t\n\r"
 #: The members walked into: the request's params, then their ``_meta``.
@@ -54,8 +71,20 @@ MAX_TURNS = 8
 _NO_HOST_KEYS = HostMeta({})
 
 
+class _Refused(Exception):
+    """The request is answered with a JSON-RPC error, not relayed: ``id_text`` is its id as
+    the host wrote it (None: a notification, which gets no answer)."""
+
+    def __init__(self, id_text: str | None, code: int, detail: str) -> None:
+        super().__init__(detail)
+        self.id_text = id_text
+        self.code = code
+        self.detail = detail
+
+
 class Rewriter:
-    """``from_host``: one message from the host, as the server is to receive it."""
+    """``from_host``: one message from the host, as the server is to receive it (nothing,
+    when the proxy answers it itself through ``answer``)."""
 
     def __init__(
         self,
@@ -63,11 +92,16 @@ class Rewriter:
         launcher: BoundLauncher,
         policy_state: SandboxState,
         notes: Notes,
+        *,
+        answer: Callable[[bytes], None],
+        trust_host_state: bool = False,
     ) -> None:
         self.server = server
         self.launcher = launcher
         self.policy_state = policy_state
         self.notes = notes
+        self.answer = answer
+        self.trust_host_state = trust_host_state
         #: The state keys' member texts: the policy state never changes.
         self._state_members = {key: _member(key, policy_state.text) for key in _STATE_KEYS}
         self._described = ServerDescription("", Transport.STDIO, server.experimental)
@@ -84,38 +118,72 @@ class Rewriter:
         try:
             text = line.decode("utf-8")
             rewritten = self._rewritten(text, walk(text, 0, _PATH))
-        except (UnicodeDecodeError, ValueError, RecursionError):
-            return line  # not ours to judge: the server answers it as it would without us
+        except (UnicodeDecodeError, ValueError, RecursionError) as error:
+            if self._told_no_state():
+                return line  # the server takes no state: it answers as without the proxy
+            reason = "a batch" if line.lstrip().startswith(b"[") else str(error)
+            detail = f"a message the proxy cannot read unambiguously ({reason})"
+            return self._refused(_Refused("null", _INVALID_REQUEST, detail))
+        except _Refused as refused:
+            return self._refused(refused)
         return line if rewritten is None else rewritten.encode("utf-8")
+
+    def _told_no_state(self) -> bool:
+        """The server said what it advertises, and it takes no sandbox state."""
+        return self.server.experimental is not None and not self.server.wants_sandbox_state
+
+    def _refused(self, refused: _Refused) -> bytes:
+        """Nothing for the server; the host gets the error (a notification: said on stderr)."""
+        said = f"refused, not relayed: {refused.detail}"
+        if refused.id_text is None:
+            self.notes.once(f"a notification {said}")
+            return b""
+        self.notes.once(f"a request {said}")
+        message = json.dumps(f"launcher-probe proxy: {refused.detail}", ensure_ascii=False)
+        error = f'{{"code":{refused.code},"message":{message}}}'
+        self.answer(f'{{"jsonrpc":"2.0","id":{refused.id_text},"error":{error}}}\n'.encode())
+        return b""
 
     def _rewritten(self, text: str, message: Walked) -> str | None:
         if text[message.close + 1 :].strip(_SPACES):
-            return None
+            raise ValueError("text after the message")
         members = message.by_key()
+        _in_one_case(members, _MESSAGE_NAMES)
         method, request_id = members.get("method"), members.get("id")
-        if method is None or request_id is None:
-            return None  # a notification, or an answer to the server
+        if method is None:
+            return None  # an answer to the server
         if method.value in DISCOVERY_METHODS:
-            self.server.expect(request_id.value)
+            if request_id is not None:
+                self.server.expect(request_id.value)
             return None
         build = _BUILDERS.get(method.value) if isinstance(method.value, str) else None
         params = members.get("params")
-        if build is None or params is None or params.walked is None:
+        if build is None or params is None or params.walked is None or self._told_no_state():
             return None
-        if not self._description().wants_sandbox_state():
-            return None
+        _in_one_case(params.walked.by_key(), {"_meta"})
         meta = params.walked.find("_meta")
         if meta is not None and meta.value is not None and meta.walked is None:
             return None  # _meta is no object: the server says so
         host = {} if meta is None or meta.walked is None else meta.walked.by_key()
+        id_text = None if request_id is None else text[request_id.value_start : request_id.end]
+        if not self.trust_host_state:
+            named = _sandbox_key_set(host)
+            if named is not None:
+                detail = (
+                    f"its _meta sets {named}: the operator's policy is the state through "
+                    "this proxy (a host that sets it, such as Codex, is trusted with "
+                    "--trust-host-state)"
+                )
+                raise _Refused(id_text, _INVALID_PARAMS, detail)
+        if request_id is None or self.server.experimental is None:
+            return None  # a notification, or before the server said: nothing added
         try:
             if SANDBOX_STATE_KEY in host or SANDBOX_STATE_META_KEY in host:
                 meta_text = self._launcher_added(text, build, host)
             else:
                 meta_text = self._policy_applied(text, build, host)
         except InputRejected as error:
-            self.notes.once(f"{method.value} relayed unchanged: {error}")
-            return None
+            raise _Refused(id_text, _INVALID_PARAMS, str(error)) from error
         if meta_text is None:
             return None
         if meta is not None:
@@ -205,3 +273,19 @@ class Rewriter:
 
 def _member(key: str, value_text: str) -> str:
     return f"{json.dumps(key, ensure_ascii=False)}:{value_text}"
+
+
+def _in_one_case(members: dict[str, Member], names: set[str]) -> None:
+    """ValueError when a key of ``members`` is one of ``names`` in another case."""
+    for key in members:
+        if key not in names and key.lower() in names:
+            raise ValueError(f"{json.dumps(key)} beside the member names {sorted(names)}")
+
+
+def _sandbox_key_set(host: dict[str, Member]) -> str | None:
+    """The sandbox key the host's ``_meta`` sets (with its spelling when it differs), if any."""
+    for key in host:
+        named = _SANDBOX_FORMS.get(key_form(key))
+        if named is not None:
+            return named if named == key else f"{named} (as {json.dumps(key)})"
+    return None

@@ -24,6 +24,10 @@ def test_doctor_explains_proxied_and_wrapped_servers(
 command = {json.dumps(sys.executable)}
 args = {json.dumps(proxied)}
 
+[mcp_servers.trusted]
+command = {json.dumps(sys.executable)}
+args = {json.dumps([*proxied[:3], "--trust-host-state", *proxied[3:]])}
+
 [mcp_servers.wrapped]
 command = "/opt/bin/launcher-probe"
 args = ["wrap", "-P", "build", "--", "my-server", "--stdio"]
@@ -49,9 +53,19 @@ command = "my-server"
     assert through["inner"] == ["python", "-m", "launcher_probe.examples.shell_server"]
     assert through["launcher"]["decision"] == "published"
     assert through["launcher"]["launcher"] == {"codexExecutable": str(fake_codex.path)}
-    # doctor itself finds no Codex here, but the proxy adds its own launcher.
+    # doctor itself finds no Codex here, but the proxy adds its own launcher, to Codex's
+    # state when it trusts it; else it refuses Codex's calls, which carry their own state.
     assert json.loads(done.stdout)["launcher"]["decision"] == "withheld"
-    assert servers["proxied"]["launcher"] == "sent"
+    assert (through["trust_host_state"], servers["trusted"]["through"]["trust_host_state"]) == (
+        False,
+        True,
+    )
+    assert servers["trusted"]["launcher"] == "sent"
+    assert (servers["proxied"]["launcher"], servers["proxied"]["reason"]) == (
+        "omitted",
+        "host_state_refused",
+    )
+    assert "add --trust-host-state" in servers["proxied"]["fix"][0]
     wrapped = servers["wrapped"]["through"]
     assert wrapped["policy"] == {"permission_profile": "build"}
     assert wrapped["inner"] == ["my-server", "--stdio"]
@@ -64,5 +78,6 @@ command = "my-server"
         f"through launcher-probe proxy: workspace-write in {workspace}, network enabled "
         "(when the host sends no state); runs python -m launcher_probe.examples.shell_server"
     ) in text
+    assert "network enabled (the only state: a call that sets its own is refused); runs" in text
     assert f"its launcher: published ({fake_codex.path})" in text
     assert "through launcher-probe wrap: Codex permissions profile build" in text

@@ -69,7 +69,9 @@ def configured_argv(name: str, language: str, body: str) -> list[str]:
     if name == "codex":
         entry = tomllib.loads(body)["mcp_servers"]["shell"]
         assert entry["env"] == {"LAUNCHER_PROBE_CODEX": CODEX}
-        return _command(entry)
+        words = _command(entry)
+        words.remove("--trust-host-state")  # Codex's own state stands: the others' lack it
+        return words
     if name == "python-sdk":
         namespace: dict[str, Any] = {}
         exec(body, namespace)  # the project's own documentation

@@ -61,7 +61,7 @@ def test_the_splice_changes_meta_alone(
     launcher = BoundLauncher(
         Withheld(Reason.NOT_FOUND, "none here"), lambda: Withheld(Reason.NOT_FOUND, "")
     )
-    rewriter = Rewriter(capabilities, launcher, state, Notes())
+    rewriter = Rewriter(capabilities, launcher, state, Notes(), answer=_unexpected)
     meta = {**host, **({"progressToken": 5} if with_token else {})}
     params = {"name": "t", "arguments": {"a": [1, 2]}, "_meta": meta}
     message = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params}
@@ -76,19 +76,33 @@ def test_the_splice_changes_meta_alone(
     assert out == message
 
 
-def test_a_look_alike_of_an_injected_key_leaves_the_message_unchanged() -> None:
+def _unexpected(message: bytes) -> None:
+    raise AssertionError(f"the proxy answered {message!r}")
+
+
+def test_a_look_alike_of_a_sandbox_key_is_refused_with_an_error() -> None:
     capabilities = ServerCapabilities(lambda _: None)
     capabilities.experimental = {"codex/sandbox-state": {}}
     withheld = Withheld(Reason.NOT_FOUND, "none here")
+    answers: list[bytes] = []
     rewriter = Rewriter(
-        capabilities, BoundLauncher(withheld, lambda: withheld), Policy().state(), Notes()
+        capabilities,
+        BoundLauncher(withheld, lambda: withheld),
+        Policy().state(),
+        Notes(),
+        answer=answers.append,
     )
     line = (
-        b'{"jsonrpc":"2.0","id":1,"method":"tools/call",'
+        b'{"jsonrpc":"2.0","id":"a1","method":"tools/call",'
         b'"params":{"name":"t",'
         b'"_meta":{"Codex/Sandbox-Launcher ":{"codexExecutable":"/bin/sh"}}}}\n'
     )
-    assert rewriter.from_host(line) is line
+    assert rewriter.from_host(line) == b""
+    (answer,) = answers
+    assert answer.endswith(b"\n")
+    error = json.loads(answer)
+    assert (error["id"], error["error"]["code"]) == ("a1", -32602)
+    assert 'codex/sandbox-launcher (as \\"Codex/Sandbox-Launcher \\")' in answer.decode()
 
 
 def test_the_hosts_keys_checked_once_give_each_call_what_a_fresh_check_gives() -> None:
@@ -99,10 +113,11 @@ def test_the_hosts_keys_checked_once_give_each_call_what_a_fresh_check_gives() -
     capabilities.experimental = {"codex/sandbox-state": {}}
     withheld = Withheld(Reason.NOT_FOUND, "none here")
 
+    answers: list[bytes] = []
+
     def rewriter() -> Rewriter:
-        return Rewriter(
-            capabilities, BoundLauncher(withheld, lambda: withheld), Policy().state(), Notes()
-        )
+        launcher = BoundLauncher(withheld, lambda: withheld)
+        return Rewriter(capabilities, launcher, Policy().state(), Notes(), answer=answers.append)
 
     kept = rewriter()
     for number in range(3):
@@ -115,5 +130,5 @@ def test_the_hosts_keys_checked_once_give_each_call_what_a_fresh_check_gives() -
         b'{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"t",'
         b'"_meta":{"threadId":"t1","ProgressToken ":1}}}\n'
     )
-    assert kept.from_host(forged) is forged
-    assert kept.from_host(forged) is forged
+    assert kept.from_host(forged) == kept.from_host(forged) == b""  # refused, each time
+    assert [json.loads(answer)["id"] for answer in answers] == [9, 9]

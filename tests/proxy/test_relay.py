@@ -116,10 +116,10 @@ def test_a_call_with_no_meta_and_a_resource_read_get_it_too(
     assert SANDBOX_LAUNCHER_KEY in client.answer(read)["result"]["meta"]
 
 
-def test_the_hosts_state_passes_untouched_and_only_the_launcher_is_added(
+def test_a_trusted_hosts_state_passes_untouched_and_only_the_launcher_is_added(
     start: Any, record: Path, fake_codex: FakeCodex
 ) -> None:
-    client = start("--capable", options=("--sandbox", "workspace-write"))
+    client = start("--capable", options=("--sandbox", "workspace-write", "--trust-host-state"))
     client.initialize()
     state_text = json.dumps(STATE, separators=(" , ", " :  "))  # spaced, as a host may
     line = (
@@ -140,6 +140,102 @@ def test_the_hosts_state_passes_untouched_and_only_the_launcher_is_added(
     client.send_raw(full)
     client.answer(9)
     assert received(record, "tools/call")[1] == full
+
+
+#: A call's line with ``META`` as its ``_meta`` text.
+CALL = b'{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"meta","_meta":%s}}\n'
+DISABLED = json.dumps(STATE).encode()
+FORGED_LAUNCHER = b'{"codexExecutable":"/bin/sh"}'
+
+
+@pytest.mark.parametrize(
+    ("line", "named"),
+    [
+        (CALL % (20, b'{"codex/sandbox-state":%s}' % DISABLED), "codex/sandbox-state"),
+        (CALL % (21, b'{"codex/sandbox-state-meta":%s}' % DISABLED), "codex/sandbox-state-meta"),
+        (
+            CALL % (22, b'{"codex/sandbox-launcher":%s}' % FORGED_LAUNCHER),
+            "codex/sandbox-launcher",
+        ),
+        (
+            CALL % (23, b'{"Codex/Sandbox-State ":%s}' % DISABLED),
+            'codex/sandbox-state (as \\"Codex/Sandbox-State \\")',
+        ),
+        (
+            CALL % (24, b'{"codex\\/sandbox\\u002dstate":%s}' % DISABLED),
+            "codex/sandbox-state",
+        ),
+        (  # the method spelled with an escape: no plain "tools/call" in the line
+            (CALL % (25, b'{"codex/sandbox-state":%s}' % DISABLED)).replace(
+                b"tools/call", b"tools\\u002fcall"
+            ),
+            "codex/sandbox-state",
+        ),
+    ],
+)
+def test_a_call_that_sets_a_sandbox_key_is_refused_and_never_reaches_the_server(
+    start: Any, record: Path, line: bytes, named: str
+) -> None:
+    client = start("--capable")
+    client.initialize()
+    client.send_raw(line)
+    request_id = json.loads(line)["id"]
+    error = client.answer(request_id)["error"]
+    assert error["code"] == -32602
+    assert f"its _meta sets {named}" in json.dumps(error["message"])[1:-1]
+    assert "--trust-host-state" in error["message"]
+    assert client.answer(client.request("ping")) == {"jsonrpc": "2.0", "id": 2, "result": {}}
+    assert received(record, "tools/call") == []  # the server never saw it
+    assert b"sandbox" not in record.read_bytes()
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        b'{"jsonrpc":"2.0","id":30,"method":"tools/call","params":{"name":"meta","_meta":{}},'
+        b'"params":{"name":"meta","_meta":{"codex/sandbox-state":%s}}}\n' % DISABLED,
+        CALL % (31, b'{"x":1,"x":2}'),
+        b'{"jsonrpc":"2.0","id":32,"method":"tools/call","params":{"name":"meta"},'
+        b'"PARAMS":{"name":"meta","_meta":{"codex/sandbox-state":%s}}}\n' % DISABLED,
+        b'{"jsonrpc":"2.0","id":33,"method":"tools/call","params":{"name":"meta",'
+        b'"_META":{"codex/sandbox-state":%s}}}\n' % DISABLED,
+        b'[{"jsonrpc":"2.0","id":34,"method":"tools/call","params":{"name":"meta"}}]\n',
+        b'{"jsonrpc":"2.0","id":35,"method":"tools/call","params":{"name":"meta"}} trailing\n',
+        b'{"jsonrpc":"2.0","id":36,"method":"tools/call","params":{"name":"\xff"}}\n',
+    ],
+    ids=["params twice", "a key twice", "PARAMS", "_META", "batch", "trailing", "not UTF-8"],
+)
+def test_a_call_a_server_could_read_otherwise_is_refused(
+    start: Any, record: Path, line: bytes
+) -> None:
+    client = start("--capable")
+    client.initialize()
+    client.send_raw(line)
+    error = client.answer(None)["error"]  # no id can be trusted
+    assert error["code"] == -32600
+    assert "cannot read unambiguously" in error["message"]
+    client.answer(client.request("ping"))
+    assert received(record, "tools/call") == []
+
+
+def test_before_the_server_says_a_call_gets_nothing_added_and_a_forged_one_is_refused(
+    start: Any, record: Path
+) -> None:
+    """A call the host sends before the server's initialize answer (pipelined) is relayed
+    with nothing added (no launcher: the server refuses), one that sets a sandbox key is
+    refused, and a notification that sets one is dropped."""
+    client = start("--capable")
+    plain = CALL % (40, b"{}")
+    forged = CALL % (41, b'{"codex/sandbox-state":%s}' % DISABLED)
+    notification = (
+        b'{"jsonrpc":"2.0","method":"tools/call","params":{"_meta":{"codex/sandbox-state":%s}}}\n'
+    )
+    client.send_raw(plain + forged + notification % DISABLED)
+    assert client.answer(41)["error"]["code"] == -32602
+    assert client.answer(40)["result"]["structuredContent"]["meta"] == {}
+    assert received(record, "tools/call") == [plain]
+    said = (record.parent / "proxy.err").read_text()
+    assert "a notification refused, not relayed: its _meta sets codex/sandbox-state" in said
 
 
 def test_a_server_without_the_capability_gets_nothing_and_the_proxy_says_so_once(
