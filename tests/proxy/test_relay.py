@@ -415,3 +415,28 @@ def test_a_state_file_is_used_verbatim_on_one_line(
     (sent,) = received(record, "tools/call")
     spaced = json.dumps(STATE, indent=2).replace("\n", " ")
     assert f'"{SANDBOX_STATE_KEY}":{spaced}'.encode() in sent
+
+
+#: A server whose answer to initialize is nested past any parser's stack, then a notification.
+DEEP_SERVER = """\
+import sys
+sys.stdin.readline()
+print('{"jsonrpc":"2.0","id":0,"result":{},"x":' + "[" * 100000 + "]" * 100000 + "}", flush=True)
+print('{"jsonrpc":"2.0","method":"notifications/message","params":{"data":"after"}}', flush=True)
+sys.stdin.read()
+"""
+
+
+def test_an_answer_nested_past_the_parsers_stack_passes_and_so_does_what_follows(
+    env: dict[str, str], tmp_path: Path, fake_codex: FakeCodex
+) -> None:
+    argv = [*PROXY, "--codex", str(fake_codex.path), "--", sys.executable, "-c", DEEP_SERVER]
+    client = ProxyClient(argv, env=env, errlog=tmp_path / "proxy.err")
+    try:
+        client.send({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {}})
+        deep = client.read_line()
+        assert deep.startswith(b'{"jsonrpc":"2.0","id":0,"result":{},"x":[[[') and len(deep) > 2e5
+        assert client.read()["params"]["data"] == "after"
+    finally:
+        client.close()
+    assert "Traceback" not in (tmp_path / "proxy.err").read_text()
