@@ -59,12 +59,14 @@ class Child:
         self._wake_read, self._wake_write = os.pipe()
         os.set_blocking(self._wake_write, False)
 
-    def forward(self, number: int) -> None:
-        """Send signal ``number`` to the server's process group, and start the grace period."""
+    def forward(self, number: int, *, grace: bool = True) -> None:
+        """Send signal ``number`` to the server's process group, and (``grace``) start the
+        grace period."""
         if self.process.returncode is None:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(self.process.pid, number)
-        self.wake()
+        if grace:
+            self.wake()
 
     def wake(self) -> None:
         with contextlib.suppress(BlockingIOError):

@@ -2,8 +2,11 @@
 stdout to the host's stdout, the server's stderr straight to the host's stderr.
 
 Two threads with blocking I/O, one per direction, each holding at most one message; the
-main thread waits for the server, forwards SIGTERM, SIGINT and SIGHUP to its group, and
-after stdin's end (or a signal) gives it a grace period before killing its tree.
+main thread waits for the server, forwards SIGTERM, SIGINT, SIGHUP and SIGQUIT to its group
+and after stdin's end (or one of them) gives it a grace period before killing its tree;
+SIGUSR1, SIGUSR2 and SIGALRM go to its group too, and the relay goes on (the server's exit,
+should one end it, ends the proxy). SIGKILL cannot be caught: what the server started then
+outlives the proxy.
 """
 
 from __future__ import annotations
@@ -21,7 +24,11 @@ from launcher_probe.proxy.child import Child, become_subreaper, exit_status
 from launcher_probe.proxy.framing import pump
 from launcher_probe.proxy.rewrite import Rewriter
 
-FORWARDED_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
+#: Forwarded to the server's group; then it has the grace period to exit.
+ENDING_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGQUIT)
+#: Forwarded to the server's group alone (by default each would end the proxy, not the
+#: server, and leave the server running).
+PASSED_SIGNALS = (signal.SIGUSR1, signal.SIGUSR2, signal.SIGALRM)
 #: How long the server's output may still flow after everything of it was killed.
 _DRAIN_TIMEOUT = 5.0
 _STDIN, _STDOUT = 0, 1
@@ -46,10 +53,12 @@ def _close_stdout() -> None:
 
 @contextmanager
 def _forwarding(child: Child) -> Iterator[None]:
-    """While inside, the terminating signals go to the server's group (main thread only)."""
+    """While inside, those signals go to the server's group (main thread only)."""
     previous = {
-        number: signal.signal(number, lambda n, _: child.forward(n)) for number in FORWARDED_SIGNALS
+        number: signal.signal(number, lambda n, _: child.forward(n)) for number in ENDING_SIGNALS
     }
+    for number in PASSED_SIGNALS:
+        previous[number] = signal.signal(number, lambda n, _: child.forward(n, grace=False))
     try:
         yield
     finally:

@@ -338,7 +338,10 @@ def test_a_server_that_ignores_stdin_end_is_killed_after_the_grace(
     assert dies_soon(daemon)
 
 
-@pytest.mark.parametrize("number", [signal.SIGTERM, signal.SIGINT, signal.SIGHUP])
+@pytest.mark.parametrize(
+    "number",
+    [signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1, signal.SIGALRM],
+)
 def test_a_signal_goes_to_the_server_and_nothing_is_left(
     start: Any, tmp_path: Path, number: int
 ) -> None:
@@ -440,3 +443,34 @@ def test_an_answer_nested_past_the_parsers_stack_passes_and_so_does_what_follows
     finally:
         client.close()
     assert "Traceback" not in (tmp_path / "proxy.err").read_text()
+
+
+#: A server that answers SIGUSR1 with a notification and goes on answering pings.
+USR1_SERVER = """\
+import json, signal, sys
+def said(number, frame):
+    print(json.dumps({"jsonrpc": "2.0", "method": "notifications/message",
+                      "params": {"data": "usr1"}}), flush=True)
+signal.signal(signal.SIGUSR1, said)
+for line in sys.stdin:
+    asked = json.loads(line)
+    print(json.dumps({"jsonrpc": "2.0", "id": asked["id"], "result": {}}), flush=True)
+"""
+
+
+def test_sigusr1_reaches_the_server_and_the_relay_goes_on(
+    env: dict[str, str], tmp_path: Path, fake_codex: FakeCodex
+) -> None:
+    """Passed on with no grace period: with --grace 0.001 a grace would kill it at once."""
+    argv = [*PROXY, "--codex", str(fake_codex.path), "--grace", "0.001"]
+    argv += ["--", sys.executable, "-c", USR1_SERVER]
+    client = ProxyClient(argv, env=env, errlog=tmp_path / "proxy.err")
+    try:
+        client.answer(client.request("ping"))  # the server's handler is in place
+        client.process.send_signal(signal.SIGUSR1)
+        assert client.read()["params"]["data"] == "usr1"
+        for _ in range(200):  # well past the grace: the server answers on
+            assert client.answer(client.request("ping"))["result"] == {}
+        assert client.finish() == 0
+    finally:
+        client.close()
