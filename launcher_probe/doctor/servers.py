@@ -147,7 +147,8 @@ def server_part(
         launcher = "sent" if result.launcher_included else "omitted"
         reason = None if result.omitted_reason is None else str(result.omitted_reason)
         detail = result.detail
-        if launcher == "sent" and through is not None and through["trust_host_state"] is False:
+        refuses = through is not None and through["trust_host_state"] is False
+        if refuses and transport is Transport.STDIO and described.wants_sandbox_state():
             launcher, reason = "omitted", HOST_STATE_REFUSED
             detail = (
                 "Codex sends each call its own sandbox state, which this proxy refuses "

@@ -34,9 +34,10 @@ class MetaRejected(InputRejected):
 
 
 def key_form(key: str) -> str:
-    """``key`` as a lenient reader could take it: case folded, every whitespace and every
-    other non-printable character (control, format, line separators) dropped. No reserved
-    key holds any of them, so this only widens what counts as one."""
+    """``key`` as a lenient reader could take it: compatibility-normalised (NFKC: a
+    fullwidth solidus U+FF0F is ``/``), case folded, every whitespace and every other non-printable
+    character (control, format, line separators) dropped. No reserved key holds any of
+    them, so this only widens what counts as one."""
     if type(key) is str:  # not a subclass, which could pass for a key already seen
         return _remembered_form(key)
     return _form(key)
@@ -45,9 +46,11 @@ def key_form(key: str) -> str:
 def _form(key: str) -> str:
     if key.isascii() and key.isprintable():  # the usual key: only a space can go
         return key.replace(" ", "").lower()
+    import unicodedata  # a key beyond ASCII only
+
     if not key.isprintable():
         key = "".join(char for char in key if char.isprintable())
-    return "".join(key.split()).casefold()
+    return "".join(unicodedata.normalize("NFKC", key).split()).casefold()
 
 
 #: ``_form`` of the keys seen lately: a turn's calls repeat theirs (bounded for any keys).

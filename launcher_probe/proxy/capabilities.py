@@ -2,7 +2,10 @@
 (or, in MCP 2026-07-28 where ``initialize`` is gone, to ``server/discover``).
 
 Only the answers to those requests are decoded: while none is awaited, a message from the
-server is not looked at at all."""
+server is not looked at at all. Only a result that holds a ``capabilities`` object teaches
+anything (a host cannot pass off a ``ping``'s ``{}`` under the id of an ``initialize``), and
+a server learnt to take the sandbox state is never taken to have dropped it: the proxy
+would then relay what a host sets."""
 
 from __future__ import annotations
 
@@ -43,6 +46,19 @@ class ServerCapabilities:
             self._awaited.append(request_id)
             del self._awaited[:-MAX_AWAITED]
 
+    @property
+    def awaiting(self) -> bool:
+        """A discovery request is unanswered."""
+        return bool(self._awaited)
+
+    def awaits(self, request_id: object) -> bool:
+        """A discovery request with this id is still unanswered (another request of the
+        host's under it could have its answer taken for the discovery's)."""
+        if isinstance(request_id, bool) or not isinstance(request_id, str | int):
+            return False
+        with self._lock:
+            return request_id in self._awaited
+
     def observe(self, line: bytes | bytearray) -> bytes | bytearray:
         """``line`` unchanged; learnt from when it answers an awaited request."""
         if not self._awaited or len(line) > INSPECT_LIMIT or b'"id"' not in line:
@@ -53,17 +69,18 @@ class ServerCapabilities:
             return line
         if not isinstance(message, dict) or "method" in message:
             return line
-        answered = message.get("id")
+        answered, result = message.get("id"), message.get("result")
+        capabilities = result.get("capabilities") if isinstance(result, dict) else None
+        if not isinstance(capabilities, dict):
+            return line  # no discovery result (an error, or another request's answer)
         with self._lock:
             if isinstance(answered, bool) or answered not in self._awaited:
                 return line
             self._awaited.remove(answered)
-        result = message.get("result")
-        if isinstance(result, dict):
-            capabilities = result.get("capabilities")
-            experimental = (
-                capabilities.get("experimental") if isinstance(capabilities, dict) else None
-            )
-            self.experimental = experimental if isinstance(experimental, dict) else {}
-            self._on_learnt(self)
+        experimental = capabilities.get("experimental")
+        learnt = experimental if isinstance(experimental, dict) else {}
+        if self.wants_sandbox_state and not any(name in learnt for name in SANDBOX_CAPABILITIES):
+            return line  # once it takes the state, it takes it: the proxy keeps adding it
+        self.experimental = learnt
+        self._on_learnt(self)
         return line

@@ -45,9 +45,11 @@ def answer_host(message: bytes) -> None:
 
 
 def _close_stdout() -> None:
-    """Close the host's stdout (it sees the end), keeping fd 1 taken (by /dev/null)."""
+    """Close the host's stdout (it sees the end), keeping fd 1 taken (by /dev/null), between
+    two of the proxy's own answers."""
     null = os.open(os.devnull, os.O_WRONLY)
-    os.dup2(null, _STDOUT)
+    with _HOST_OUT:
+        os.dup2(null, _STDOUT)
     os.close(null)
 
 

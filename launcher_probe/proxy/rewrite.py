@@ -61,6 +61,7 @@ _SANDBOX_FORMS = {key_form(key): key for key in SANDBOX_KEYS}
 _MESSAGE_NAMES = {"jsonrpc", "id", "method", "params"}
 #: JSON-RPC's codes for an invalid request and invalid params.
 _INVALID_REQUEST, _INVALID_PARAMS = -32600, -32602
+_INFINITY = float("inf")
 _COMPACT = (",", ":")
 _SPACES = " \t\n\r"
 #: The members walked into: the request's params, then their ``_meta``.
@@ -114,7 +115,7 @@ class Rewriter:
             if marker in line:
                 break
         else:
-            return line
+            return self._under_awaited_id(line) if self.server.awaiting else line
         try:
             text = line.decode("utf-8")
             rewritten = self._rewritten(text, walk(text, 0, _PATH))
@@ -127,6 +128,22 @@ class Rewriter:
         except _Refused as refused:
             return self._refused(refused)
         return line if rewritten is None else rewritten.encode("utf-8")
+
+    def _under_awaited_id(self, line: bytes | bytearray) -> bytes | bytearray:
+        """``line`` (a message that names no method the proxy looks at), unless it is a
+        request under the id of a discovery request still unanswered: then refused."""
+        try:
+            text = line.decode("utf-8")
+            members = walk(text).by_key()
+        except (UnicodeDecodeError, ValueError, RecursionError):
+            return line  # the server answers it as it would without the proxy
+        request_id = members.get("id")
+        if "method" not in members or request_id is None:
+            return line
+        if not self.server.awaits(request_id.value):
+            return line
+        detail = "its id is that of a discovery request still unanswered"
+        return self._refused(_Refused(_id_text(text, request_id), _INVALID_REQUEST, detail))
 
     def _told_no_state(self) -> bool:
         """The server said what it advertises, and it takes no sandbox state."""
@@ -152,6 +169,9 @@ class Rewriter:
         method, request_id = members.get("method"), members.get("id")
         if method is None:
             return None  # an answer to the server
+        if request_id is not None and self.server.awaits(request_id.value):
+            detail = "its id is that of a discovery request still unanswered"
+            raise _Refused(_id_text(text, request_id), _INVALID_REQUEST, detail)
         if method.value in DISCOVERY_METHODS:
             if request_id is not None:
                 self.server.expect(request_id.value)
@@ -165,7 +185,7 @@ class Rewriter:
         if meta is not None and meta.value is not None and meta.walked is None:
             return None  # _meta is no object: the server says so
         host = {} if meta is None or meta.walked is None else meta.walked.by_key()
-        id_text = None if request_id is None else text[request_id.value_start : request_id.end]
+        id_text = None if request_id is None else _id_text(text, request_id)
         if not self.trust_host_state:
             named = _sandbox_key_set(host)
             if named is not None:
@@ -275,10 +295,19 @@ def _member(key: str, value_text: str) -> str:
     return f"{json.dumps(key, ensure_ascii=False)}:{value_text}"
 
 
+def _id_text(text: str, request_id: Member) -> str:
+    """The id to answer with, as the host wrote it when it is a string or a finite number
+    (never ``NaN``, which no strict reader takes), else ``null``."""
+    value = request_id.value
+    number = type(value) in (int, float) and -_INFINITY < value < _INFINITY
+    return text[request_id.value_start : request_id.end] if type(value) is str or number else "null"
+
+
 def _in_one_case(members: dict[str, Member], names: set[str]) -> None:
-    """ValueError when a key of ``members`` is one of ``names`` in another case."""
+    """ValueError when a key of ``members`` reads as one of ``names`` in another case, or
+    with what ``key_form`` drops (Go's encoding/json folds case, U+017F LONG S as ``s`` too)."""
     for key in members:
-        if key not in names and key.lower() in names:
+        if key not in names and key_form(key) in names:
             raise ValueError(f"{json.dumps(key)} beside the member names {sorted(names)}")
 
 

@@ -474,3 +474,55 @@ def test_sigusr1_reaches_the_server_and_the_relay_goes_on(
         assert client.finish() == 0
     finally:
         client.close()
+
+
+def test_an_answer_under_a_discovery_id_cannot_unlearn_the_state(start: Any, record: Path) -> None:
+    """A ping's ``{}`` under the id of an ``initialize`` in flight teaches nothing, and a
+    request under the id of one still awaited is refused: forged calls stay refused."""
+    client = start("--capable")
+    client.initialize()
+    initialize = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {}}
+    ping = b'{"jsonrpc":"2.0","id":99,"method":"ping"}\n'
+    again = json.dumps({"jsonrpc": "2.0", "id": 99, "method": "initialize", "params": initialize})
+    client.send_raw(ping + again.encode() + b"\n")
+    client.answer(99)
+    client.answer(99)
+    # Now the other way round: the initialize first, a ping under its id refused.
+    client.send_raw(again.replace("99", "98").encode() + b"\n" + ping.replace(b"99", b"98"))
+    answers = [client.answer(98), client.answer(98)]
+    assert [("error" in answer) for answer in answers] == [True, False]
+    assert "a discovery request still unanswered" in answers[0]["error"]["message"]
+    forged = CALL % (50, b'{"codex/sandbox-state":%s}' % DISABLED)
+    client.send_raw(forged)
+    assert client.answer(50)["error"]["code"] == -32602
+    assert not any(b'"id":50' in line for line in received(record, "tools/call"))
+
+
+@pytest.mark.parametrize(
+    ("line", "code", "answered_id"),
+    [
+        (
+            b'{"jsonrpc":"2.0","id":51,"method":"tools/call","params":{"name":"meta"},'
+            b'"param\xc5\xbf":{"name":"meta","_meta":{"codex/sandbox-state":%s}}}\n' % DISABLED,
+            -32600,
+            None,
+        ),
+        (CALL % (52, b'{"codex\xef\xbc\x8fsandbox-state":%s}' % DISABLED), -32602, 52),
+        (
+            b'{"jsonrpc":"2.0","id":NaN,"method":"tools/call","params":{"_meta":{"codex/sandbox-state":{}}}}\n',
+            -32602,
+            None,
+        ),
+    ],
+    ids=["params with a long s", "a fullwidth solidus", "a NaN id"],
+)
+def test_spellings_a_lenient_reader_folds_are_refused_and_answered_validly(
+    start: Any, record: Path, line: bytes, code: int, answered_id: int | None
+) -> None:
+    client = start("--capable")
+    client.initialize()
+    client.send_raw(line)
+    error = client.answer(answered_id)["error"]
+    assert error["code"] == code
+    client.answer(client.request("ping"))
+    assert received(record, "tools/call") == []
