@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import Any, NamedTuple
 
 import pytest
 
@@ -38,70 +39,75 @@ def initialize_result(records: Path) -> dict[str, object]:
     return result
 
 
-def test_codexs_state_wins_and_passes_byte_for_byte(
-    host_env: HostEnv, real_codex: Path, tmp_path: Path
-) -> None:
-    host_env.codex_home.mkdir()
-    published = resolve_launcher(str(real_codex))
-    assert isinstance(published, Published), published
+class Run(NamedTuple):
+    """One turn of Codex's through the proxy: what Codex sent, the proxy's answer to it
+    (``answered``: as the proxy wrote it, or as the server did when it got the call), the
+    directories recorded, the workspace, and the processes the turn started."""
+
+    sent: bytes
+    answered: dict[str, Any]
+    outer: Path
+    inner: Path
+    workspace: Path
+    started: list[int]
+
+
+def _through_proxy(
+    real_codex: Path, tmp_path: Path, command: list[str], *options: str
+) -> tuple[Run, list[int]]:
+    """A read-only thread's turn running ``command`` through ``proxy OPTIONS`` (the
+    workspace-write policy) to the example server; also what is left marked after it."""
     tmp = tmp_path / "app-server"
     outer, inner = tmp_path / "outer", tmp_path / "inner"
     outer.mkdir()
     inner.mkdir()
     workspace = tmp / "workspace"  # the harness's
     proxy = ["launcher_probe", "proxy", "--codex", str(real_codex), "--cwd", str(workspace)]
-    proxy += ["--sandbox", "workspace-write", "--trust-host-state", "--"]
+    proxy += ["--sandbox", "workspace-write", *options, "--"]
     argv = [sys.executable, str(HERE / "recording_server.py"), str(outer), *proxy]
     argv += recorded_example(inner)
     with app_server(real_codex, tmp, argv) as server:
         thread = server.start_thread("read-only")
-        server.call_run(thread, ["sh", "-c", "echo reached; echo x > inside.txt"])
-        sent, read = tools_call(outer), tools_call(inner)
-        (record,) = inner.glob("*.out")
-        (answer,) = [
+        server.call_run(thread, command)
+        sent = tools_call(outer)
+        (record,) = outer.glob("*.out")
+        (answered,) = [
             json.loads(line)
             for line in record.read_bytes().splitlines()
-            if json.loads(line).get("id") == json.loads(read)["id"]
+            if json.loads(line).get("id") == json.loads(sent)["id"]
         ]
         started = marked_processes(server.mark)
-    outcome = answer["result"]["structuredContent"]
+    return Run(sent, answered, outer, inner, workspace, started), marked_processes(server.mark)
+
+
+def test_codexs_state_wins_and_passes_byte_for_byte(
+    host_env: HostEnv, real_codex: Path, tmp_path: Path
+) -> None:
+    host_env.codex_home.mkdir()
+    published = resolve_launcher(str(real_codex))
+    assert isinstance(published, Published), published
+    command = ["sh", "-c", "echo reached; echo x > inside.txt"]
+    run, left = _through_proxy(real_codex, tmp_path, command, "--trust-host-state")
+    read = tools_call(run.inner)
+    outcome = run.answered["result"]["structuredContent"]
     assert outcome["stdout"] == "reached\n"
     assert outcome["exit_status"] != 0 and "Read-only file system" in outcome["stderr"]
-    assert not (workspace / "inside.txt").exists()  # the thread's read-only, not the policy
-    assert read == sent
-    assert_meta_is_injectors(read, initialize_result(inner), published)
-    assert all(dies_soon(pid) for pid in started)
-    assert marked_processes(server.mark) == []
+    assert not (run.workspace / "inside.txt").exists()  # the thread's read-only, not the policy
+    assert read == run.sent
+    assert_meta_is_injectors(read, initialize_result(run.inner), published)
+    assert all(dies_soon(pid) for pid in run.started)
+    assert left == []
 
 
 def test_without_trusting_the_host_codexs_call_is_refused_and_nothing_runs(
     host_env: HostEnv, real_codex: Path, tmp_path: Path
 ) -> None:
     host_env.codex_home.mkdir()
-    tmp = tmp_path / "app-server"
-    outer, inner = tmp_path / "outer", tmp_path / "inner"
-    outer.mkdir()
-    inner.mkdir()
-    workspace = tmp / "workspace"
-    proxy = ["launcher_probe", "proxy", "--codex", str(real_codex), "--cwd", str(workspace)]
-    proxy += ["--sandbox", "workspace-write", "--"]
-    argv = [sys.executable, str(HERE / "recording_server.py"), str(outer), *proxy]
-    argv += recorded_example(inner)
-    with app_server(real_codex, tmp, argv) as server:
-        thread = server.start_thread("read-only")
-        server.call_run(thread, ["sh", "-c", "echo x > inside.txt"])
-        sent = tools_call(outer)
-        (record,) = outer.glob("*.out")
-        (answer,) = [
-            json.loads(line)
-            for line in record.read_bytes().splitlines()
-            if json.loads(line).get("id") == json.loads(sent)["id"]
-        ]
-        started = marked_processes(server.mark)
-    assert answer["error"]["code"] == -32602
-    assert "codex/sandbox-state" in answer["error"]["message"]
-    assert "--trust-host-state" in answer["error"]["message"]
-    (record,) = inner.glob("*.in")
+    run, _ = _through_proxy(real_codex, tmp_path, ["sh", "-c", "echo x > inside.txt"])
+    error = run.answered["error"]
+    assert error["code"] == -32602
+    assert "codex/sandbox-state" in error["message"] and "--trust-host-state" in error["message"]
+    (record,) = run.inner.glob("*.in")
     assert b'"tools/call"' not in record.read_bytes()  # the server never got it
-    assert not (workspace / "inside.txt").exists()
-    assert all(dies_soon(pid) for pid in started)
+    assert not (run.workspace / "inside.txt").exists()
+    assert all(dies_soon(pid) for pid in run.started)
