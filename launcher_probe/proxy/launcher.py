@@ -1,18 +1,40 @@
-"""The launcher Decision the proxy's server was started under, and its renewal: when the
-binary changed, that call goes without the launcher (``binary_changed``) and the launcher
-is resolved again, off the relay's path: calls while that runs go without it too; those
-after it get the new decision."""
+"""The launcher Decision the proxy's server was started under, and its renewal, off the
+relay's path: when the binary changed, that call goes without the launcher
+(``binary_changed``) and the launcher is resolved again; calls while that runs go without
+it too, those after it get the new decision. A withheld launcher is resolved again once its
+path changes on disk (a file appears there, or another takes its place: an upgrade that
+was caught half-way, say), so that it does not stay withheld for the server's life."""
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Callable
 
 from launcher_probe.errors import LauncherProbeError
-from launcher_probe.host.decision import Decision
+from launcher_probe.host.decision import Decision, Published
 
 #: Makes a new Decision (the same resolver, cache and helper as ``resolve``).
 Resolve = Callable[[], Decision]
+#: What ``lstat`` says of a path (None: nothing there, or it cannot be looked at).
+Seen = tuple[int, ...] | None
+
+
+def _path_of(decision: Decision) -> str | None:
+    """The path a decision is about: the one published, else the first one passed over."""
+    if isinstance(decision, Published):
+        return decision.fingerprint.path
+    return decision.tried[0].path if decision.tried else None
+
+
+def _look(path: str | None) -> Seen:
+    if path is None:
+        return None
+    try:
+        st = os.lstat(path)
+    except (OSError, ValueError):
+        return None
+    return (st.st_dev, st.st_ino, st.st_mode, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
 
 
 class BoundLauncher:
@@ -22,6 +44,15 @@ class BoundLauncher:
         self.decision = decision
         self._resolve = resolve
         self._renewing = threading.Lock()
+        self._watched = _path_of(decision)
+        self._seen = _look(self._watched)
+
+    def withheld_path_changed(self) -> bool:
+        """The decision is withheld, and its path is no longer what it was when it was
+        made (one ``lstat``)."""
+        if isinstance(self.decision, Published) or self._watched is None:
+            return False
+        return _look(self._watched) != self._seen
 
     def renew(self, report: Callable[[str], None]) -> None:
         """Resolve again unless a renewal runs already; ``report`` gets what came of it."""
@@ -29,11 +60,19 @@ class BoundLauncher:
             return
 
         def renewal() -> None:
+            seen = _look(self._watched)  # before: a change while it runs is seen again
             try:
-                self.decision = self._resolve()
-                report(f"launcher resolved again: {describe(self.decision)}")
+                decision = self._resolve()
             except LauncherProbeError as error:  # the old (changed) decision stays: no launcher
+                self._seen = seen  # tried for this state of the path: not again until it changes
                 report(f"resolving the launcher again failed: {error}")
+            else:
+                path = _path_of(decision)
+                if path is not None and path != self._watched:
+                    self._watched, seen = path, _look(path)
+                self._seen = seen
+                self.decision = decision
+                report(f"launcher resolved again: {describe(decision)}")
             finally:
                 self._renewing.release()
 
@@ -42,8 +81,6 @@ class BoundLauncher:
 
 def describe(decision: Decision) -> str:
     """One line: the published path, or the reason and detail of a withheld launcher."""
-    from launcher_probe.host.decision import Published
-
     if isinstance(decision, Published):
         return f"published {decision.descriptor.codex_executable}"
     return f"withheld ({decision.reason}): {decision.detail}"

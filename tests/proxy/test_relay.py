@@ -526,3 +526,28 @@ def test_spellings_a_lenient_reader_folds_are_refused_and_answered_validly(
     assert error["code"] == code
     client.answer(client.request("ping"))
     assert received(record, "tools/call") == []
+
+
+def test_a_withheld_launcher_is_resolved_again_once_its_path_changes(
+    start: Any, tmp_path: Path
+) -> None:
+    """Codex missing at the operator's path when the proxy starts (an upgrade caught half
+    way, say): calls go without the launcher until a file appears there; the call that sees
+    it sets off the renewal, and the calls after it get the launcher."""
+    later = tmp_path / "later"
+    later.mkdir(mode=0o755)
+    client = start("--capable", options=("--codex", str(later / "codex")))
+    client.initialize()
+
+    def launcher() -> object:
+        meta = client.answer(client.call("meta"))["result"]["structuredContent"]["meta"]
+        return meta.get(SANDBOX_LAUNCHER_KEY)
+
+    assert launcher() is None
+    assert launcher() is None  # nothing changed there: not resolved again
+    errlog = tmp_path / "proxy.err"
+    assert "launcher resolved again" not in errlog.read_text()
+    installed = install_fake_codex(later)
+    assert launcher() is None  # this call sees the change, and renews off the relay's path
+    said_within(errlog, "launcher resolved again: published")
+    assert launcher() == {"codexExecutable": str(installed.path)}
