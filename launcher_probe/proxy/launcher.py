@@ -16,8 +16,9 @@ from launcher_probe.host.decision import Decision, Published
 
 #: Makes a new Decision (the same resolver, cache and helper as ``resolve``).
 Resolve = Callable[[], Decision]
-#: What ``lstat`` says of a path (None: nothing there, or it cannot be looked at).
-Seen = tuple[int, ...] | None
+#: What ``lstat`` and ``stat`` say of a path: the link itself and what it leads to (None:
+#: nothing there, or it cannot be looked at).
+Seen = tuple[tuple[int, ...] | None, ...] | None
 
 
 def _path_of(decision: Decision) -> str | None:
@@ -28,10 +29,12 @@ def _path_of(decision: Decision) -> str | None:
 
 
 def _look(path: str | None) -> Seen:
-    if path is None:
-        return None
+    return None if path is None else (_stat(os.lstat, path), _stat(os.stat, path))
+
+
+def _stat(call: Callable[[str], os.stat_result], path: str) -> tuple[int, ...] | None:
     try:
-        st = os.lstat(path)
+        st = call(path)
     except (OSError, ValueError):
         return None
     return (st.st_dev, st.st_ino, st.st_mode, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
@@ -48,8 +51,8 @@ class BoundLauncher:
         self._seen = _look(self._watched)
 
     def withheld_path_changed(self) -> bool:
-        """The decision is withheld, and its path is no longer what it was when it was
-        made (one ``lstat``)."""
+        """The decision is withheld, and its path (or what it leads to) is no longer what it
+        was when it was made (an ``lstat`` and a ``stat``)."""
         if isinstance(self.decision, Published) or self._watched is None:
             return False
         return _look(self._watched) != self._seen
