@@ -61,8 +61,25 @@ _APPS_OBJECT_FORM = key_form(CODEX_APPS_OBJECT_KEY)
 _APPS_NESTED_FORM = key_form(CODEX_APPS_RESERVED_NESTED_KEY)
 _HOST_OWNED_FORMS = {key_form(name): name for name in HOST_OWNED_KEYS}
 _APPS_FORMS = {key_form(name): name for name in CODEX_APPS_RESERVED_KEYS}
+#: The sandbox keys, by form.
+_SANDBOX_FORMS = {key_form(key): key for key in SANDBOX_KEYS}
 #: The keys only the injector sets, by form.
-_INJECTED_FORMS = {key_form(key): key for key in (*SANDBOX_KEYS, PROGRESS_TOKEN_KEY)}
+_INJECTED_FORMS = {**_SANDBOX_FORMS, key_form(PROGRESS_TOKEN_KEY): PROGRESS_TOKEN_KEY}
+
+
+def _named(reserved: str, spelled: str) -> str:
+    """``reserved``, with the spelling that set it as JSON when it differs."""
+    return reserved if reserved == spelled else f"{reserved} (as {json.dumps(spelled)})"
+
+
+def sandbox_key_set(keys: Iterable[str]) -> str | None:
+    """The sandbox key (state, its ``-meta`` copy, the launcher) that the first of ``keys``
+    of its form sets, named as ``ReservedKeys.set_by`` names one; None when none does."""
+    for key in keys:
+        reserved = _SANDBOX_FORMS.get(key_form(key))
+        if reserved is not None:
+            return _named(reserved, key)
+    return None
 
 
 def _is_form(key: object, form: str) -> bool:
@@ -106,9 +123,7 @@ class ReservedKeys:
             if inner is not None:
                 reserved = f"{CODEX_APPS_OBJECT_KEY}.{CODEX_APPS_RESERVED_NESTED_KEY}"
                 spelled = f"{key}.{inner}"
-        if reserved is None or reserved == spelled:
-            return reserved
-        return f"{reserved} (as {json.dumps(spelled)})"
+        return None if reserved is None else _named(reserved, spelled)
 
 
 def caller_object(caller_meta: object) -> tuple[dict[str, Any], int]:

@@ -35,8 +35,7 @@ class ServerCapabilities:
 
     @property
     def wants_sandbox_state(self) -> bool:
-        advertised = self.experimental or {}
-        return any(name in advertised for name in SANDBOX_CAPABILITIES)
+        return _advertises_state(self.experimental)
 
     def expect(self, request_id: object) -> None:
         """The host sent a discovery request with this id: look at its answer."""
@@ -79,8 +78,13 @@ class ServerCapabilities:
             self._awaited.remove(answered)
         experimental = capabilities.get("experimental")
         learnt = experimental if isinstance(experimental, dict) else {}
-        if self.wants_sandbox_state and not any(name in learnt for name in SANDBOX_CAPABILITIES):
+        if self.wants_sandbox_state and not _advertises_state(learnt):
             return line  # once it takes the state, it takes it: the proxy keeps adding it
         self.experimental = learnt
         self._on_learnt(self)
         return line
+
+
+def _advertises_state(experimental: Mapping[str, Any] | None) -> bool:
+    """``capabilities.experimental`` names either sandbox capability."""
+    return any(name in (experimental or {}) for name in SANDBOX_CAPABILITIES)

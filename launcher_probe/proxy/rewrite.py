@@ -18,7 +18,6 @@ from collections.abc import Callable
 from typing import Any
 
 from launcher_probe.contract import (
-    SANDBOX_KEYS,
     SANDBOX_LAUNCHER_KEY,
     SANDBOX_STATE_KEY,
     SANDBOX_STATE_META_KEY,
@@ -34,7 +33,7 @@ from launcher_probe.host.inject import (
     resource_read_meta,
     tool_call_meta,
 )
-from launcher_probe.host.meta_input import key_form
+from launcher_probe.host.meta_input import key_form, sandbox_key_set
 from launcher_probe.json_output import dumps_utf8
 from launcher_probe.proxy.capabilities import DISCOVERY_METHODS, ServerCapabilities
 from launcher_probe.proxy.launcher import BoundLauncher
@@ -54,8 +53,6 @@ _MARKERS = (
     ),
     b"\\u",
 )
-#: The sandbox keys by ``key_form``: a host key of one of these forms sets that key.
-_SANDBOX_FORMS = {key_form(key): key for key in SANDBOX_KEYS}
 #: The members a reader takes the request from; one in another case (``PARAMS``) is read
 #: as the member itself by some (Go's encoding/json), so a message holding one is refused.
 _MESSAGE_NAMES = {"jsonrpc", "id", "method", "params"}
@@ -137,13 +134,19 @@ class Rewriter:
             members = walk(text).by_key()
         except (UnicodeDecodeError, ValueError, RecursionError):
             return line  # the server answers it as it would without the proxy
-        request_id = members.get("id")
-        if "method" not in members or request_id is None:
-            return line
-        if not self.server.awaits(request_id.value):
-            return line
-        detail = "its id is that of a discovery request still unanswered"
-        return self._refused(_Refused(_id_text(text, request_id), _INVALID_REQUEST, detail))
+        if "method" in members:
+            try:
+                self._check_not_awaited(text, members.get("id"))
+            except _Refused as refused:
+                return self._refused(refused)
+        return line
+
+    def _check_not_awaited(self, text: str, request_id: Member | None) -> None:
+        """_Refused when a request's id is that of a discovery request still unanswered
+        (its answer could be taken for the discovery's)."""
+        if request_id is not None and self.server.awaits(request_id.value):
+            detail = "its id is that of a discovery request still unanswered"
+            raise _Refused(_id_text(text, request_id), _INVALID_REQUEST, detail)
 
     def _told_no_state(self) -> bool:
         """The server said what it advertises, and it takes no sandbox state."""
@@ -169,9 +172,7 @@ class Rewriter:
         method, request_id = members.get("method"), members.get("id")
         if method is None:
             return None  # an answer to the server
-        if request_id is not None and self.server.awaits(request_id.value):
-            detail = "its id is that of a discovery request still unanswered"
-            raise _Refused(_id_text(text, request_id), _INVALID_REQUEST, detail)
+        self._check_not_awaited(text, request_id)
         if method.value in DISCOVERY_METHODS:
             if request_id is not None:
                 self.server.expect(request_id.value)
@@ -187,7 +188,7 @@ class Rewriter:
         host = {} if meta is None or meta.walked is None else meta.walked.by_key()
         id_text = None if request_id is None else _id_text(text, request_id)
         if not self.trust_host_state:
-            named = _sandbox_key_set(host)
+            named = sandbox_key_set(host)
             if named is not None:
                 detail = (
                     f"its _meta sets {named}: the operator's policy is the state through "
@@ -311,12 +312,3 @@ def _in_one_case(members: dict[str, Member], names: set[str]) -> None:
     for key in members:
         if key not in names and key_form(key) in names:
             raise ValueError(f"{json.dumps(key)} beside the member names {sorted(names)}")
-
-
-def _sandbox_key_set(host: dict[str, Member]) -> str | None:
-    """The sandbox key the host's ``_meta`` sets (with its spelling when it differs), if any."""
-    for key in host:
-        named = _SANDBOX_FORMS.get(key_form(key))
-        if named is not None:
-            return named if named == key else f"{named} (as {json.dumps(key)})"
-    return None
