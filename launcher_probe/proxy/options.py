@@ -33,7 +33,8 @@ def add_policy_arguments(parser: argparse.ArgumentParser) -> None:
         "--sandbox",
         choices=MODES,
         default=READ_ONLY,
-        help="the policy when the host sends no state: read-only (default) or workspace-write "
+        help="the sandbox policy (proxy: the state of every call, unless --trust-host-state "
+        "and the host sends its own): read-only (default) or workspace-write "
         "(the workspace, /tmp and $TMPDIR writable; .git, .agents, .codex, .aws under it not)",
     )
     parser.add_argument(
