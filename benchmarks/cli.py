@@ -247,6 +247,24 @@ def warm(env: Env, runs: int) -> list[Row]:
             None,
             note="import re, what a warm resolve --codex imports, its exit; nothing run",
         ),
+        # The bound of the goal against the raw probe: what the interpreter and the wrapper
+        # cost before any of launcher-probe runs, and with its warm modules imported.
+        Row(
+            '  floor: python -c "import re"',
+            wrapper,
+            "raw probe (no cache)",
+            raw,
+            None,
+            note="what pip's wrapper costs before launcher-probe's first import",
+        ),
+        Row(
+            "  floor: the wrapper and the warm modules",
+            imports,
+            "raw probe (no cache)",
+            raw,
+            None,
+            note="the same with the warm modules imported; nothing run",
+        ),
     ]
 
 
