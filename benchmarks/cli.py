@@ -14,6 +14,8 @@ from pathlib import Path
 from benchmarks.core import Action, Env, Row, children_cpu, interleaved_medians
 
 HERD = 32
+#: The yardstick of not caching at all, as the rows name it (``raw_probe``).
+RAW_PROBE = "raw probe (no cache)"
 #: How the console script runs a ``resolve`` (``cli.console``): pip's wrapper imports ``re``
 #: and ``cli``, the collector is off for the command, and what was made is frozen at the
 #: end, not collected.
@@ -203,7 +205,7 @@ def warm(env: Env, runs: int) -> list[Row]:
             1.3,
             note="pip's console-script wrapper imports re",
         ),
-        Row("P2 CLI warm resolve --codex", measured, "raw probe (no cache)", raw, 1 / 1.8),
+        Row("P2 CLI warm resolve --codex", measured, RAW_PROBE, raw, 1 / 1.8),
         Row("P2 CLI warm resolve --codex", measured, passes, base, None),
         Row(
             "discovery mode: warm plain resolve",
@@ -213,7 +215,7 @@ def warm(env: Env, runs: int) -> list[Row]:
             1.3,
             note="the discovery memo, same binary",
         ),
-        Row("discovery mode: warm plain resolve", discovered, "raw probe (no cache)", raw, None),
+        Row("discovery mode: warm plain resolve", discovered, RAW_PROBE, raw, None),
         Row(
             "discovery mode, npm shim: warm plain resolve",
             shimmed,
@@ -252,7 +254,7 @@ def warm(env: Env, runs: int) -> list[Row]:
         Row(
             '  floor: python -c "import re"',
             wrapper,
-            "raw probe (no cache)",
+            RAW_PROBE,
             raw,
             None,
             note="what pip's wrapper costs before launcher-probe's first import",
@@ -260,7 +262,7 @@ def warm(env: Env, runs: int) -> list[Row]:
         Row(
             "  floor: the wrapper and the warm modules",
             imports,
-            "raw probe (no cache)",
+            RAW_PROBE,
             raw,
             None,
             note="the same with the warm modules imported; nothing run",
@@ -316,12 +318,11 @@ def cold(env: Env, runs: int) -> list[Row]:
     )
     base, measured, in_process, least, yardstick = medians[:5]
     filelock, on_the_path = medians[6] - medians[5], medians[8] - medians[7]
-    raw_name = "raw probe (no cache)"
     return [
         Row(
             "P5 CLI cold resolve",
             measured,
-            raw_name,
+            RAW_PROBE,
             base,
             2.5,
             note="two interpreters start (the CLI's, the supervisor's) and the slow path imports",
@@ -337,7 +338,7 @@ def cold(env: Env, runs: int) -> list[Row]:
         Row(
             "  floor: raw + CLI + supervisor start",
             least,
-            raw_name,
+            RAW_PROBE,
             base,
             None,
             note='raw probe, python -c "import re", python -S -I -c pass',
@@ -345,7 +346,7 @@ def cold(env: Env, runs: int) -> list[Row]:
         Row(
             "  import filelock (a fresh process)",
             filelock,
-            raw_name,
+            RAW_PROBE,
             base,
             None,
             note='python -c "import re; import filelock" less python -c "import re"',
@@ -353,7 +354,7 @@ def cold(env: Env, runs: int) -> list[Row]:
         Row(
             "  import filelock after the cold path's",
             on_the_path,
-            raw_name,
+            RAW_PROBE,
             base,
             None,
             note="the same, after COLD_IMPORTS (what the cold path shares with it is loaded)",
@@ -361,7 +362,7 @@ def cold(env: Env, runs: int) -> list[Row]:
         Row(
             "P5 CLI cold resolve less that",
             measured - on_the_path,
-            raw_name,
+            RAW_PROBE,
             base,
             None,
             note="what the cold row would be without filelock (an estimate)",
