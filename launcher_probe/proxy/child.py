@@ -1,9 +1,14 @@
 """The server the proxy runs: its own session and process group, stdin and stdout piped,
-stderr inherited; signals forwarded to its group; nothing of it left running at the end.
+stderr inherited; signals forwarded to its group; nothing of it left running at the end,
+even when the proxy itself is SIGKILLed.
 
-The proxy makes itself a child subreaper (Linux), so that a process the server left behind,
-even one that double-forked and left the session, is re-parented to the proxy, where the
-project's process-tree helpers find and kill it.
+On Linux the server runs below the probe's supervisor (``host/probe/supervisor_client.py``):
+a child subreaper that watches the proxy on a pidfd, so whatever the server started, even
+a daemon that double-forked and left the session, is killed and reaped when the server
+ends, when the proxy ends it, or when the proxy dies of a signal no process can catch.
+Where the supervisor cannot run (not Linux, no pidfd, no interpreter to start), the server
+is the proxy's own child and the proxy makes itself the subreaper of what it starts; a
+SIGKILL of the proxy then leaves the server running.
 """
 
 from __future__ import annotations
@@ -11,12 +16,15 @@ from __future__ import annotations
 import contextlib
 import os
 import select
+import shutil
+import signal
 import subprocess
 import sys
 import time
 from collections.abc import Sequence
 
 from launcher_probe.errors import InputRejected
+from launcher_probe.host.probe.supervisor_client import HANG_GUARD, NotReady, Supervisor
 from launcher_probe.host.probe.tree_kill import kill_group, kill_tree, open_pidfd
 
 #: How long the server has to exit after its stdin closed or a signal was forwarded.
@@ -24,9 +32,10 @@ DEFAULT_GRACE = 5.0
 _PR_SET_CHILD_SUBREAPER = 36
 #: Without a pidfd, how often the wait looks at the server.
 _POLL = 0.05
+_STDERR = 2
 
 
-def become_subreaper() -> bool:
+def _become_subreaper() -> bool:
     """Make this process the child subreaper of what it starts (Linux); False elsewhere."""
     if sys.platform != "linux":
         return False
@@ -41,30 +50,153 @@ def exit_status(returncode: int) -> int:
     return 128 - returncode if returncode < 0 else returncode
 
 
+def _program(name: str) -> str:
+    """``name`` as ``exec`` finds it: itself when it holds a slash, else the first
+    executable of that name on ``PATH``; FileNotFoundError when there is none."""
+    found = name if os.sep in name else shutil.which(name)
+    if found is None:
+        raise FileNotFoundError(2, os.strerror(2), name)
+    return found
+
+
+class _Supervised:
+    """The server below the supervisor, which reports its exit and kills what is left."""
+
+    def __init__(
+        self, supervisor: Supervisor, argv: Sequence[str], cwd: str, stdio: Sequence[int]
+    ) -> None:
+        self._supervisor = supervisor
+        program = _program(argv[0])
+        supervisor.spawn([program, *argv[1:]], dict(os.environ), cwd, stdio)
+        self.returncode: int | None = None
+
+    def signal(self, number: int) -> None:
+        """``number`` to its group, unless it has been reaped."""
+        self._supervisor.signal(number)
+
+    def watched(self) -> list[int]:
+        return [self._supervisor.fileno()]
+
+    def poll(self) -> int | None:
+        """Its return code once it exited (everything it left is reaped by then)."""
+        if self.returncode is None:
+            reply = self._supervisor.next_event(time.monotonic())
+            if reply == b"":  # the supervisor died: it killed the server as it went
+                self._supervisor.lost()
+                self.returncode = -signal.SIGKILL
+            elif reply is not None and reply.startswith(b"exit "):
+                self.returncode = int(reply.split()[1])
+        return self.returncode
+
+    def kill(self) -> None:
+        """Kill it and all it started; reaped on return."""
+        if self.returncode is None:
+            self._supervisor.kill()
+            self.returncode = -signal.SIGKILL
+
+    def clean_up(self) -> None:
+        self.kill()
+        self._supervisor.close()
+
+    def close(self) -> None:
+        self._supervisor.close()
+
+
+class _Direct:
+    """The server as the proxy's own child, in a session of its own."""
+
+    def __init__(self, argv: Sequence[str], stdio: Sequence[int]) -> None:
+        _become_subreaper()
+        stdin, stdout, stderr = stdio
+        self.process = subprocess.Popen(
+            list(argv), stdin=stdin, stdout=stdout, stderr=stderr, start_new_session=True
+        )
+        self.pid = self.process.pid
+        self._pidfd = open_pidfd(self.pid)
+
+    def signal(self, number: int) -> None:
+        if self.process.returncode is None:  # not reaped: its group id is still its own
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(self.pid, number)
+
+    def watched(self) -> list[int]:
+        return [] if self._pidfd is None else [self._pidfd]
+
+    def poll(self) -> int | None:
+        return self.process.poll()
+
+    def kill(self) -> None:
+        if self.process.poll() is None:
+            kill_tree(self.pid)
+            self.process.wait()
+
+    def clean_up(self) -> None:
+        """Kill it if it still runs, and what it left: its process group, and every process
+        re-parented to this one (with what it started); reap them."""
+        import psutil
+
+        self.kill()
+        kill_group(self.pid)
+        with contextlib.suppress(psutil.Error):
+            for orphan in psutil.Process().children():
+                kill_tree(orphan.pid)
+                with contextlib.suppress(ChildProcessError):
+                    os.waitpid(orphan.pid, 0)
+
+    def close(self) -> None:
+        if self._pidfd is not None:
+            os.close(self._pidfd)
+
+
+def _started(argv: Sequence[str], stdio: Sequence[int]) -> _Supervised | _Direct:
+    """The server started below a supervisor, or directly where none can run (nor where
+    this process's working directory has no name to give it: removed); OSError when it
+    cannot be started."""
+    supervisor = Supervisor()
+    try:
+        cwd = os.getcwd()
+    except OSError:
+        cwd = None
+    try:
+        if cwd is not None and supervisor.start(time.monotonic() + HANG_GUARD):
+            return _Supervised(supervisor, argv, cwd, stdio)
+    except NotReady:
+        pass
+    except BaseException:
+        supervisor.close()
+        raise
+    supervisor.close()
+    return _Direct(argv, stdio)
+
+
 class Child:
     """The started server; ``wake`` interrupts ``wait_for_exit`` (from a thread or a signal
     handler) to begin the grace period."""
 
     def __init__(self, argv: Sequence[str]) -> None:
+        stdin, self.stdin = os.pipe()
+        self.stdout, stdout = os.pipe()
+        # Its stderr is the proxy's (/dev/null when the host closed that).
+        stderr = _STDERR if _is_open(_STDERR) else os.open(os.devnull, os.O_WRONLY)
         try:
-            self.process = subprocess.Popen(
-                list(argv), stdin=subprocess.PIPE, stdout=subprocess.PIPE, start_new_session=True
-            )
-        except OSError as error:
-            raise InputRejected(f"cannot execute {argv[0]!r}: {error.strerror}") from error
-        assert self.process.stdin is not None and self.process.stdout is not None
-        self.stdin = self.process.stdin.fileno()
-        self.stdout = self.process.stdout.fileno()
-        self._pidfd = open_pidfd(self.process.pid)
+            self._server = _started(argv, (stdin, stdout, stderr))
+        except BaseException as error:
+            os.close(self.stdin)
+            os.close(self.stdout)
+            if isinstance(error, OSError):
+                raise InputRejected(f"cannot execute {argv[0]!r}: {error.strerror}") from error
+            raise
+        finally:
+            for fd in (stdin, stdout, *([stderr] if stderr != _STDERR else [])):
+                os.close(fd)
+        self._stdin_open = True
         self._wake_read, self._wake_write = os.pipe()
         os.set_blocking(self._wake_write, False)
 
     def forward(self, number: int, *, grace: bool = True) -> None:
         """Send signal ``number`` to the server's process group, and (``grace``) start the
         grace period."""
-        if self.process.returncode is None:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(self.process.pid, number)
+        self._server.signal(number)
         if grace:
             self.wake()
 
@@ -74,49 +206,45 @@ class Child:
 
     def close_stdin(self) -> None:
         """End the server's input (the host's ended), and start the grace period."""
-        with contextlib.suppress(OSError):
-            assert self.process.stdin is not None
-            self.process.stdin.close()
+        if self._stdin_open:
+            self._stdin_open = False
+            os.close(self.stdin)
         self.wake()
 
     def wait_for_exit(self, grace: float) -> int:
         """Wait until the server exits; once woken, give it ``grace`` seconds, then kill its
-        tree. Returns its (reaped) return code."""
+        tree. Returns its return code (it is reaped)."""
         deadline: float | None = None
-        watched = [self._wake_read] if self._pidfd is None else [self._wake_read, self._pidfd]
-        while self.process.poll() is None:
+        watched = [self._wake_read, *self._server.watched()]
+        while (returncode := self._server.poll()) is None:
             now = time.monotonic()
             if deadline is not None and now >= deadline:
-                kill_tree(self.process.pid)
-                break
+                self._server.kill()
+                continue
             timeout = None if deadline is None else deadline - now
-            if self._pidfd is None:
+            if len(watched) == 1:  # nothing tells of its exit: look again now and then
                 timeout = _POLL if timeout is None else min(timeout, _POLL)
             ready = select.select(watched, [], [], timeout)[0]
             if self._wake_read in ready:
                 os.read(self._wake_read, 64)
                 if deadline is None:
                     deadline = time.monotonic() + grace
-        return self.process.wait()
+        return returncode
 
     def clean_up_tree(self) -> None:
-        """Kill the server if it still runs, and what it left: its process group, and every
-        process re-parented to this one (with what it started); reap them."""
-        import psutil
-
-        if self.process.poll() is None:  # unwinding: the server itself still runs
-            kill_tree(self.process.pid)
-            self.process.wait()
-        kill_group(self.process.pid)
-        with contextlib.suppress(psutil.Error):
-            for orphan in psutil.Process().children():
-                kill_tree(orphan.pid)
-                with contextlib.suppress(ChildProcessError):
-                    os.waitpid(orphan.pid, 0)
+        """Kill the server if it still runs, and everything it started; reap them."""
+        self._server.clean_up()
 
     def close(self) -> None:
         """Close the proxy's ends (after the relay threads are done with them)."""
-        for fd in (self._wake_read, self._wake_write, *([self._pidfd] if self._pidfd else [])):
+        self._server.close()
+        for fd in (self._wake_read, self._wake_write, self.stdout):
             os.close(fd)
-        if self.process.stdout is not None:
-            self.process.stdout.close()
+
+
+def _is_open(fd: int) -> bool:
+    try:
+        os.fstat(fd)
+    except OSError:
+        return False
+    return True

@@ -5,8 +5,8 @@ Two threads with blocking I/O, one per direction, each holding at most one messa
 main thread waits for the server, forwards SIGTERM, SIGINT, SIGHUP and SIGQUIT to its group
 and after stdin's end (or one of them) gives it a grace period before killing its tree;
 SIGUSR1, SIGUSR2 and SIGALRM go to its group too, and the relay goes on (the server's exit,
-should one end it, ends the proxy). SIGKILL cannot be caught: what the server started then
-outlives the proxy.
+should one end it, ends the proxy). SIGKILL cannot be caught: the server's supervisor
+(``child.py``) sees the proxy die and kills the server's tree.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from contextlib import contextmanager, suppress
 
 from launcher_probe.fd_write import write_all
 from launcher_probe.proxy.capabilities import ServerCapabilities
-from launcher_probe.proxy.child import Child, become_subreaper, exit_status
+from launcher_probe.proxy.child import Child, exit_status
 from launcher_probe.proxy.framing import pump
 from launcher_probe.proxy.rewrite import Rewriter
 
@@ -73,7 +73,6 @@ def run_proxy(
 ) -> int:
     """Run ``argv`` behind the relay until it exits; its exit status (128+N for signal N).
     Nothing it started is left running when this returns, or raises."""
-    become_subreaper()
     child = Child(argv)
     # What start-up made lives as long as the proxy: out of the collector's sight, so that
     # a collection while a message passes walks only what the relay itself allocated.

@@ -2,6 +2,7 @@
 proxy's tests. It writes every line it reads to ``--record FILE`` as it read it.
 
     python scripted_server.py [--capable] [--record FILE] [--daemon PIDFILE] [--ignore-eof]
+        [--pidfile FILE]
 
 - ``initialize`` and ``server/discover``: capabilities with ``codex/sandbox-state`` under
   ``experimental`` when ``--capable``, else none;
@@ -15,6 +16,7 @@ proxy's tests. It writes every line it reads to ``--record FILE`` as it read it.
 
 ``--daemon PIDFILE``: at start, a double-forked daemon that left the session and closed its
 stdio writes its pid to PIDFILE and sleeps. ``--ignore-eof``: at stdin's end, sleep on.
+``--pidfile FILE``: its own pid, written at start.
 It says ``scripted server: started`` on stderr.
 
 It reads stdin in a ``select`` that a signal's wakeup fd ends: CPython runs a handler
@@ -114,7 +116,11 @@ def main() -> None:
     parser.add_argument("--record")
     parser.add_argument("--daemon")
     parser.add_argument("--ignore-eof", action="store_true")
+    parser.add_argument("--pidfile")
     args = parser.parse_args()
+    if args.pidfile:
+        with open(args.pidfile, "w") as file:
+            file.write(str(os.getpid()))
     print("scripted server: started", file=sys.stderr, flush=True)
     if args.daemon:
         start_daemon(args.daemon)

@@ -4,9 +4,11 @@ recorded byte for byte."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
+import site
 import subprocess
 import sys
 import time
@@ -14,6 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import psutil
 import pytest
 
 from launcher_probe.contract import SANDBOX_LAUNCHER_KEY, SANDBOX_STATE_KEY, SANDBOX_STATE_META_KEY
@@ -37,11 +40,20 @@ def start(
     """``start(*server_args, options=[...])``: a ProxyClient, closed afterwards."""
     started: list[ProxyClient] = []
 
-    def starter(*server_args: str, options: tuple[str, ...] = ()) -> ProxyClient:
+    def starter(
+        *server_args: str, options: tuple[str, ...] = (), supervised: bool = True
+    ) -> ProxyClient:
         policy = [] if "--state" in options else ["--cwd", str(workspace)]
         base = ["--codex", str(fake_codex.path), *policy, *options]
         argv = proxy_argv(base, ["--record", str(record), *server_args])
-        client = ProxyClient(argv, env=env, errlog=tmp_path / "proxy.err")
+        environment = env
+        if not supervised:  # no supervisor runs where the interpreter has no python name
+            interpreter = tmp_path / "embedding-host"
+            interpreter.symlink_to(sys.executable)
+            argv[0] = str(interpreter)  # outside its venv: given the venv's packages
+            packages = os.pathsep.join([env["PYTHONPATH"], *site.getsitepackages()])
+            environment = {**env, "PYTHONPATH": packages}
+        client = ProxyClient(argv, env=environment, errlog=tmp_path / "proxy.err")
         started.append(client)
         return client
 
@@ -318,35 +330,73 @@ def test_a_server_that_crashes_mid_call_closes_the_host_and_sets_the_status(star
     assert client.process.wait(30) == 7
 
 
-def test_stdin_end_stops_the_server_and_its_daemon(start: Any, tmp_path: Path) -> None:
-    pidfile = tmp_path / "daemon.pid"
-    client = start("--daemon", str(pidfile))
+def started_below(client: ProxyClient, pidfile: Path, *, supervised: bool) -> int:
+    """The server's pid, once it checked that the server is (supervised) or is not the
+    proxy's own child."""
+    server = int(pidfile.read_text())
+    assert (psutil.Process(server).ppid() == client.process.pid) is not supervised
+    return server
+
+
+@pytest.mark.parametrize("supervised", [True, False])
+def test_stdin_end_stops_the_server_and_its_daemon(
+    start: Any, tmp_path: Path, supervised: bool
+) -> None:
+    pidfile, server_pidfile = tmp_path / "daemon.pid", tmp_path / "server.pid"
+    args = ("--daemon", str(pidfile), "--pidfile", str(server_pidfile))
+    client = start(*args, supervised=supervised)
     client.initialize()
+    started_below(client, server_pidfile, supervised=supervised)
     daemon = int(pidfile.read_text())
     assert client.finish() == 0
     assert dies_soon(daemon)
 
 
+@pytest.mark.parametrize("supervised", [True, False])
 def test_a_server_that_ignores_stdin_end_is_killed_after_the_grace(
-    start: Any, tmp_path: Path
+    start: Any, tmp_path: Path, supervised: bool
 ) -> None:
-    pidfile = tmp_path / "daemon.pid"
-    client = start("--ignore-eof", "--daemon", str(pidfile), options=("--grace", "0.2"))
+    pidfile, server_pidfile = tmp_path / "daemon.pid", tmp_path / "server.pid"
+    args = ("--ignore-eof", "--daemon", str(pidfile), "--pidfile", str(server_pidfile))
+    client = start(*args, options=("--grace", "0.2"), supervised=supervised)
     client.initialize()
+    server = started_below(client, server_pidfile, supervised=supervised)
     daemon = int(pidfile.read_text())
     assert client.finish() == 128 + signal.SIGKILL
+    assert dies_soon(server)
     assert dies_soon(daemon)
+
+
+def test_a_sigkilled_proxy_leaves_nothing_of_the_server_running(start: Any, tmp_path: Path) -> None:
+    """The server ignores its stdin's end and has a daemon that left its session: the
+    proxy's death, by the one signal it cannot catch, still takes both."""
+    pidfile, daemon_pidfile = tmp_path / "server.pid", tmp_path / "daemon.pid"
+    client = start("--ignore-eof", "--pidfile", str(pidfile), "--daemon", str(daemon_pidfile))
+    client.initialize()
+    server = started_below(client, pidfile, supervised=True)
+    daemon = int(daemon_pidfile.read_text())
+    assert not dies_soon(server, 0.2)  # it runs, and would go on running
+    client.process.kill()
+    assert client.process.wait(30) == -signal.SIGKILL
+    try:
+        assert dies_soon(server)
+        assert dies_soon(daemon)
+    finally:  # what a failure left
+        for pid in (server, daemon):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
 
 
 @pytest.mark.parametrize(
     "number",
     [signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1, signal.SIGALRM],
 )
+@pytest.mark.parametrize("supervised", [True, False])
 def test_a_signal_goes_to_the_server_and_nothing_is_left(
-    start: Any, tmp_path: Path, number: int
+    start: Any, tmp_path: Path, number: int, supervised: bool
 ) -> None:
     pidfile = tmp_path / "daemon.pid"
-    client = start("--daemon", str(pidfile))
+    client = start("--daemon", str(pidfile), supervised=supervised)
     client.initialize()
     daemon = int(pidfile.read_text())
     client.process.send_signal(number)
@@ -454,6 +504,8 @@ def said(number, frame):
 signal.signal(signal.SIGUSR1, said)
 for line in sys.stdin:
     asked = json.loads(line)
+    if asked["method"] == "exit":
+        break
     print(json.dumps({"jsonrpc": "2.0", "id": asked["id"], "result": {}}), flush=True)
 """
 
@@ -471,7 +523,8 @@ def test_sigusr1_reaches_the_server_and_the_relay_goes_on(
         assert client.read()["params"]["data"] == "usr1"
         for _ in range(200):  # well past the grace: the server answers on
             assert client.answer(client.request("ping"))["result"] == {}
-        assert client.finish() == 0
+        client.send({"jsonrpc": "2.0", "method": "exit"})  # it ends, of its own accord
+        assert client.process.wait(30) == 0
     finally:
         client.close()
 

@@ -20,6 +20,7 @@ import contextlib
 import errno
 import os
 import select
+import signal
 import subprocess
 import sys
 import time
@@ -221,11 +222,16 @@ class Supervisor:
             return None
         return self._channel.recv(64)
 
-    def terminate(self) -> None:
-        """SIGTERM the running step's process group (while it is unreaped); no answer."""
+    def signal(self, number: int) -> None:
+        """Send signal ``number`` to the running step's process group (while it is
+        unreaped, so that the group id is still its own); no answer."""
         if self._channel is not None:
             with contextlib.suppress(OSError):
-                self._channel.send(b"term")
+                self._channel.send(b"signal %d" % number)
+
+    def terminate(self) -> None:
+        """SIGTERM the running step's process group (see ``signal``)."""
+        self.signal(signal.SIGTERM)
 
     def kill(self) -> None:
         """Kill the running step and all it left; return once all is reaped."""

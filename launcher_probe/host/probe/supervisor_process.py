@@ -24,8 +24,8 @@ bare interpreter start-up.
 The protocol: one message per SOCK_SEQPACKET packet.
 
 - parent to supervisor: ``spawn`` then NUL-separated cwd, argv count, argv and environment,
-  with the step's stdout and stderr (or stdin, stdout and stderr) as SCM_RIGHTS; ``term``
-  (SIGTERM to the running step's process group, no answer); ``kill``; the end of the
+  with the step's stdout and stderr (or stdin, stdout and stderr) as SCM_RIGHTS; ``signal
+  N`` (signal N to the running step's process group, no answer); ``kill``; the end of the
   stream.
 - supervisor to parent: ``ready`` (or ``unsupported ERRNO``) first; ``started PID`` or
   ``error ERRNO`` after a spawn; ``exit STATUS`` (as ``os.waitstatus_to_exitcode``) once the
@@ -142,9 +142,9 @@ def _serve(channel: _socket.socket, parent: int, keeper: int) -> None:
                     posix.close(step[1])
                 step = None
                 channel.send(b"killed")
-            elif message == b"term":
+            elif message.startswith(b"signal "):
                 if step is not None:  # not yet reaped: its group id is still its own
-                    _signal_group(step[0], _signal.SIGTERM)
+                    _signal_group(step[0], int(message[7:]))
             elif message.startswith(b"spawn\0") and len(received) in (2, 3) and step is None:
                 step = _spawn(channel, message, received)
         finally:
