@@ -107,6 +107,30 @@ def after_globs(env: Env) -> dict[str, str]:
     }
 
 
+def finding_nothing(env: Env) -> Action:
+    """A plain ``resolve`` where discovery finds no Codex (an empty HOME, ``PATH`` without
+    one: an MCP host on a machine with no Codex installed); it must end ``not_found`` (exit
+    3), or the row would measure another route."""
+    home = env.scratch / "empty-home"
+    (home / ".config").mkdir(mode=0o700, parents=True, exist_ok=True)
+    home.chmod(0o700)
+    environment = {
+        **env.with_cache("nothing-found"),
+        "PATH": "/usr/bin:/bin",
+        "HOME": str(home),
+        "XDG_CONFIG_HOME": str(home / ".config"),
+    }
+    argv = [env.cli, "resolve"]
+
+    def run() -> None:
+        done = subprocess.run(
+            argv, env=environment, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+        )
+        assert done.returncode == 3 and b"not_found" in done.stderr, done.stderr
+
+    return run
+
+
 def npm_shim(env: Env) -> dict[str, str]:
     """Discovery's environment (``discovering``) with an npm global install first on PATH
     instead: ``prefix/bin/codex -> ../lib/node_modules/@openai/codex/bin/codex.js``, the
@@ -166,6 +190,8 @@ def warm(env: Env, runs: int) -> list[Row]:
     env.run(plain, shim_env)  # the same through the npm shim
     globs_env = after_globs(env)
     env.run(plain, globs_env)  # the same after the glob places
+    nothing = finding_nothing(env)
+    nothing()  # a machine without Codex: not_found, as every time
     python = env.python
     (
         base,
@@ -179,6 +205,7 @@ def warm(env: Env, runs: int) -> list[Row]:
         globbed,
         shelled,
         shelled_codex,
+        found_nothing,
     ) = interleaved_medians(
         [
             env.runner([python, "-c", "pass"]),
@@ -192,6 +219,7 @@ def warm(env: Env, runs: int) -> list[Row]:
             env.runner(plain, globs_env),
             env.runner(from_a_new_shell(plain), plain_env),
             env.runner(from_a_new_shell(resolve)),
+            nothing,
         ],
         runs,
     )
@@ -239,6 +267,14 @@ def warm(env: Env, runs: int) -> list[Row]:
             shelled_codex,
             1.3,
             note="sh -c as its parent, another each run: the ancestors decide nothing",
+        ),
+        Row(
+            "discovery mode, no Codex anywhere: plain resolve",
+            found_nothing,
+            imports_re,
+            wrapper,
+            None,
+            note="not_found: discovery in full every time (nothing to lock, no filelock)",
         ),
         Row("  floor: python -S -c pass", bare, passes, base, None, note="no site"),
         Row(

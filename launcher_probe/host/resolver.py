@@ -181,7 +181,6 @@ def _discover_and_decide(
 ) -> Decision:
     """The slow path: discovery, then each candidate's attempt in order (the first probe
     below ``supervisor``, when one was launched for it)."""
-    from launcher_probe.host.attempt import Attempt
     from launcher_probe.host.discovery.order import discover
 
     seen = None  # what a discovery memo records, read before discovery reads it
@@ -191,6 +190,8 @@ def _discover_and_decide(
         seen = observed()
     found = discover(codex)
     tried: list[PassedOver] = []
+    if found.candidates:  # (filelock, which the attempt's lock imports, costs tens of ms)
+        from launcher_probe.host.attempt import Attempt
     for candidate in found.candidates:
         attempt = Attempt(
             candidate,

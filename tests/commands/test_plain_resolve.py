@@ -22,6 +22,7 @@ import pytest
 
 from launcher_probe.cli import build_parser
 from launcher_probe.commands.resolve import plain_form
+from launcher_probe.errors import ExitCode
 from launcher_probe.host.cache.policy import VerdictCache
 from tests.conftest import ROOT, HostEnv
 from tests.fakes import FakeCodex, install_fake_codex
@@ -381,3 +382,13 @@ def test_only_a_cold_resolve_imports_filelock(host_env: HostEnv, fake_codex: Fak
     assert "filelock" in cold[3] and "launcher_probe.host.cache.entry_lock" in cold[3]
     assert {"filelock", "cachetools"} & set(warm[3]) == set()
     assert fake_codex.probe_count() == 1
+
+
+def test_a_resolve_that_finds_nothing_imports_no_filelock(host_env: HostEnv) -> None:
+    """With no candidate, nothing is attempted: no entry lock is taken, so filelock (tens of
+    milliseconds to import) is not imported either."""
+    code, _, err, modules = run(host_env.env, "resolve", "--via", "local")
+    assert code == ExitCode.WITHHELD, err
+    assert "not_found" in err
+    assert "launcher_probe.host.discovery.order" in modules  # discovery ran, in full
+    assert "filelock" not in modules and "launcher_probe.host.attempt" not in modules
