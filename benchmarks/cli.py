@@ -191,7 +191,7 @@ def warm(env: Env, runs: int) -> list[Row]:
     globs_env = after_globs(env)
     env.run(plain, globs_env)  # the same after the glob places
     nothing = finding_nothing(env)
-    nothing()  # a machine without Codex: not_found, as every time
+    nothing()  # a machine without Codex: not_found; the memo is written
     python = env.python
     (
         base,
@@ -274,7 +274,7 @@ def warm(env: Env, runs: int) -> list[Row]:
             imports_re,
             wrapper,
             None,
-            note="not_found: discovery in full every time (nothing to lock, no filelock)",
+            note="not_found again: the memo of that discovery, replayed",
         ),
         Row("  floor: python -S -c pass", bare, passes, base, None, note="no site"),
         Row(

@@ -87,10 +87,21 @@ def operator_choice(codex: str | None) -> tuple[str, str] | None:
 def published_without_discovery(
     operator: tuple[str, str] | None, *, config: ResolverConfig | None = None
 ) -> Published | None:
+    """The launcher the fronts publish without discovery, or None: then resolve (or ask the
+    helper first: a ``not_found`` of this environment's is not its answer). See
+    :func:`decided_without_discovery`."""
+    decision = decided_without_discovery(operator, config=config)
+    return decision if isinstance(decision, Published) else None
+
+
+def decided_without_discovery(
+    operator: tuple[str, str] | None, *, config: ResolverConfig | None = None
+) -> Decision | None:
     """The decision the fronts give without discovery, or None: then resolve. For the
     operator's ``(source, path)``: the memory front, then its record on disk
     (``VerdictCache.published``); for none: the discovery memo (``discovery_memo.replay``:
-    what decided the last full discovery, replayed), then the record of the path it names."""
+    what decided the last full discovery, replayed), then the record of the path it names,
+    or ``not_found`` again when it found nothing."""
     config = config or _DEFAULT_CONFIG
     if operator is not None:
         remembered = MEMORY.published(*operator, config.clock, config.lifetimes)
@@ -100,6 +111,7 @@ def published_without_discovery(
     cache = _open_cache(config, warnings)
     if cache is None:
         return None
+    stored: Decision | None
     if operator is not None:
         stored = cache.published(*operator)
     else:
@@ -108,6 +120,8 @@ def published_without_discovery(
         stored = replay(cache)
     if stored is None:
         return None
+    if isinstance(stored, Withheld):
+        return stored.replace(warnings=tuple(warnings))
     return _with_version_warning(stored.replace(warnings=tuple(warnings)))
 
 
@@ -131,11 +145,11 @@ def resolve_launcher(
     ``ConfigError`` (an ``InputRejected``, exit 4), never a silent fallback to discovery.
     """
     config = config or _DEFAULT_CONFIG
-    # The operator's path, or the discovery memo without one: a passed verdict answers
-    # before discovery.
+    # The operator's path, or the discovery memo without one: a passed verdict (or, with
+    # no operator path, a not_found that nothing changed since) answers before discovery.
     operator = operator_path(codex) if use_cache and not refresh else None
     if use_cache and not refresh:
-        known = published_without_discovery(operator, config=config)
+        known = decided_without_discovery(operator, config=config)
         if known is not None:
             return known
     warnings: list[str] = []
@@ -213,7 +227,13 @@ def _discover_and_decide(
                 record(cache, found, seen)
             return _with_version_warning(published)
         tried.append(outcome)
-    return _withheld(found, tried, warnings)
+    withheld = _withheld(found, tried, warnings)
+    if seen is not None and not found.candidates:
+        from launcher_probe.host.cache.discovery_memo import record
+
+        assert cache is not None
+        record(cache, found, seen, nothing=withheld)
+    return withheld
 
 
 def _with_version_warning(decision: Published) -> Published:

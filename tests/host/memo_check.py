@@ -43,7 +43,7 @@ def _outcome() -> Any:
 def memo_agrees_with_discovery() -> bool:
     """Resolve in full (writing the memo when it may), through the memo, then in full
     again with the memo removed; the last two are asserted equal. True when there was a
-    memo to replay (only a published decision writes one)."""
+    memo to replay (a published decision or a not_found writes one)."""
     forget_memos()
     _outcome()
     if not memos():

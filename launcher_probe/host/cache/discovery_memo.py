@@ -2,36 +2,38 @@
 stats before answering from the verdict, so a warm one needs no discovery.
 
 Discovery's answer is a function of its inputs: the environment variables it reads
-(``VARIABLES``), the user, the operator's config file, the shell profiles and
-``~/.npmrc`` it reads, the harness ancestry, and, place by place in order, whether a file
-is there, or what a glob place matches. A memo is written after a full discovery that
-published its *first* candidate: then every place searched before it was absent, and
-every glob place before it matched nothing. It records those inputs: the variables'
-values (the memo's file name is their digest, so each environment has its own), the
-effective uid, the config file's walk (or that it is absent), the home directory as
+(``VARIABLES``), the user, the operator's config file, the shell profiles and ``~/.npmrc``
+it reads, the harness ancestry, and, place by place in order, whether a file is there, or
+what a glob place matches. A memo is written after a full discovery that published its
+*first* candidate: then every place searched before it was absent, and every glob place
+before it matched nothing; and after one that found no candidate at all (``not_found``):
+then every place searched was absent and every glob place matched nothing, and the memo
+keeps the withheld answer's detail and places searched. It records those inputs: the
+variables' values (the memo's file name is their digest, so each environment has its own),
+the effective uid, the config file's walk (or that it is absent), the home directory as
 discovery takes it (``paths.rules.home_directory``) and the identity of each profile and
 ``~/.npmrc`` there (of the file a symlink leads to: what discovery reads), the ancestors
-that could be the harness read from ``/proc`` (pid, start time, executable, command line
-of each whose executable or command line names ``codex``: ``harness.py`` takes no other,
-so the shell that started this process decides nothing) -- all of these read *before*
+that could be the harness read from ``/proc`` (pid, start time, executable, command line of
+each whose executable or command line names ``codex``: ``harness.py`` takes no other, so
+the shell that started this process decides nothing) -- all of these read *before*
 discovery, so that a change while it and the probe run is a difference, never recorded as
-what it saw (``observed``) --, each earlier place, each glob place's pattern and
-matches up to the chosen place (when a glob found it, it is that glob's newest match),
-and the chosen source and path. A glob is replayed by matching it again with the
+what it saw (``observed``) --, each earlier place, each glob place's pattern and matches up
+to the chosen place (when a glob found it, it is that glob's newest match), and the chosen
+source and path (none for ``not_found``). A glob is replayed by matching it again with the
 function discovery uses (``native/newest.py``): the same matches, within the cap, or a
-miss. When that path reaches its native binary through
-a shim, dispatcher or wrapper, it also records the binary and the trace
-(``paths/trace.py``) of every path native resolution looked at (``native/trail.py``: the
-shim, the ``package.json`` files, the platform package's directories, the places tried
-before): a resolution that listed a directory (a glob) is no memo; nor is a discovery
-below an ancestor running a script named as Codex's, before any Codex executable, when
-that script is a file or symlink (judged on its mode and ``#!`` line, which no replay
-compares; one absent or a directory is recorded and compared). The replay compares
-every one of them, replays the trace, then asks the record on disk
-(``VerdictCache.published``: freshness, the walk replayed, symlinks alone or that binary);
-any difference, or anything it cannot read, is a miss: full discovery, as without a memo.
-A memo file is distrusted on read like a record, removed by ``cache clear``, and by a
-sweep once it was not written for a day (``store.STALE_MEMO_SECONDS``).
+miss. When that path reaches its native binary through a shim, dispatcher or wrapper, it
+also records the binary and the trace (``paths/trace.py``) of every path native resolution
+looked at (``native/trail.py``: the shim, the ``package.json`` files, the platform
+package's directories, the places tried before): a resolution that listed a directory (a
+glob) is no memo; nor is a discovery below an ancestor running a script named as Codex's,
+before any Codex executable, when that script is a file or symlink (judged on its mode and
+``#!`` line, which no replay compares; one absent or a directory is recorded and compared).
+The replay compares every one of them, replays the trace, then asks the record on disk
+(``VerdictCache.published``: freshness, the walk replayed, symlinks alone or that binary),
+or, for ``not_found``, answers it withheld again (with no probe, no record is needed); any
+difference, or anything it cannot read, is a miss: full discovery, as without a memo. A
+memo file is distrusted on read like a record, removed by ``cache clear``, and by a sweep
+once it was not written for a day (``store.STALE_MEMO_SECONDS``).
 """
 
 from __future__ import annotations
@@ -39,9 +41,10 @@ from __future__ import annotations
 import os
 import stat
 
-from launcher_probe.contract import Source
-from launcher_probe.host.cache.location import sha256_hex
+from launcher_probe.contract import Reason, Source
+from launcher_probe.host.cache.location import CacheUnavailable, sha256_hex
 from launcher_probe.host.cache.store import MEMO_SUFFIX, TEMPORARY_PREFIX, TEMPORARY_SUFFIX
+from launcher_probe.host.decision import Withheld
 from launcher_probe.host.paths.fingerprint import Fingerprint
 from launcher_probe.host.paths.rules import home_directory
 from launcher_probe.host.paths.trace import Trace
@@ -53,7 +56,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from launcher_probe.host.cache.policy import VerdictCache
-    from launcher_probe.host.decision import Published
+    from launcher_probe.host.decision import Decision
     from launcher_probe.host.discovery.candidate import Candidate
     from launcher_probe.host.discovery.order import Discovery
 
@@ -83,7 +86,7 @@ VARIABLES = (
 _MEMO_SOURCES = frozenset(Source) - {Source.EXPLICIT, Source.ENV}
 #: Files under HOME whose contents add places (shell profiles) or name one (``.npmrc``).
 HOME_FILES = (".zshrc", ".bashrc", ".zprofile", ".bash_profile", ".profile", ".npmrc")
-MEMO_VERSION = 5
+MEMO_VERSION = 6
 MAX_MEMO_BYTES = 1 << 18
 #: Ancestors read at most (a deeper tree is no memo).
 MAX_ANCESTORS = 64
@@ -192,12 +195,14 @@ def observed() -> dict[str, Any] | None:
     return seen
 
 
-def record(cache: VerdictCache, found: Discovery, seen: dict[str, Any]) -> None:
-    """Write the memo of the full discovery ``found`` (whose first candidate was published)
-    from what was ``observed`` before it, when its inputs can be memoised (see the module's
-    docstring); never fails."""
-    chosen = found.candidates[0]
-    place = {"source": str(chosen.source), "path": chosen.path}
+def record(
+    cache: VerdictCache, found: Discovery, seen: dict[str, Any], nothing: Withheld | None = None
+) -> None:
+    """Write the memo of the full discovery ``found`` from what was ``observed`` before it,
+    when its inputs can be memoised (see the module's docstring): its first candidate was
+    published, or it found none and ``nothing`` is the ``not_found`` answer; never fails."""
+    chosen = found.candidates[0] if found.candidates else None
+    place = None if chosen is None else {"source": str(chosen.source), "path": chosen.path}
     earlier = _searched_before(found, place)
     scripts = _harness_scripts(seen["ancestry"], place)
     if earlier is None or scripts is None:
@@ -205,24 +210,23 @@ def record(cache: VerdictCache, found: Discovery, seen: dict[str, Any]) -> None:
     absent, globs = earlier
     if any(os.path.lexists(path) for path in absent):
         return
-    native = _behind(chosen)
-    if native is None:
-        return
-    memo = {
-        "version": MEMO_VERSION,
-        **seen,
-        "scripts": scripts,
-        "absent": absent,
-        "globs": globs,
-        "chosen": place,
-        "native": native,
-    }
+    if chosen is None:
+        assert nothing is not None
+        withheld = {"detail": nothing.detail, "searched": list(nothing.searched)}
+        outcome: dict[str, Any] = {"chosen": None, "native": None, "withheld": withheld}
+    else:
+        native = _behind(chosen)
+        if native is None:
+            return
+        outcome = {"chosen": place, "native": native}
+    memo = {"version": MEMO_VERSION, **seen, "scripts": scripts, "absent": absent}
+    memo.update(globs=globs, **outcome)
     _write(cache, memo)
     if cache.disk.sweep_due():  # each new environment's memo is one more file, as a store's
         cache.disk.sweep()
 
 
-def _harness_scripts(ancestors: list[list[Any]], place: dict[str, str]) -> list[Any] | None:
+def _harness_scripts(ancestors: list[list[Any]], place: dict[str, str] | None) -> list[Any] | None:
     """What the harness source's answer rests on besides the ancestors' executables and
     command lines (which the replay compares), or None when that is what no replay
     compares. For the operator's config file no ancestor is asked: nothing. Else, nearest
@@ -231,8 +235,9 @@ def _harness_scripts(ancestors: list[list[Any]], place: dict[str, str]) -> list[
     the name is relative, the name, the identity]`` of that script when it is absent or a
     directory (never the harness while it stays so: an editor opened on a clone named
     ``codex``). A file or symlink there is judged on its mode, the directories to it and
-    its ``#!`` line: None then (under Codex the nearest is its native binary)."""
-    if place["source"] == "config":
+    its ``#!`` line: None then (under Codex the nearest is its native binary). With no
+    ``place`` (nothing found), every ancestor is looked at so."""
+    if place is not None and place["source"] == "config":
         return []
     from launcher_probe.host.discovery.harness import is_codex_executable, script_named
 
@@ -256,7 +261,7 @@ def _harness_scripts(ancestors: list[list[Any]], place: dict[str, str]) -> list[
         if identity is not None and not stat.S_ISDIR(identity[2]):
             return None
         scripts.append([pid, cwd, script, identity])
-    return scripts if place["source"] != "harness" else None
+    return scripts if place is None or place["source"] != "harness" else None
 
 
 def _cwd(pid: int) -> str | None:
@@ -282,18 +287,18 @@ def _scripts_unchanged(scripts: Any) -> bool:
 
 
 def _searched_before(
-    found: Discovery, place: dict[str, str]
+    found: Discovery, place: dict[str, str] | None
 ) -> tuple[list[str], list[list[Any]]] | None:
-    """What full discovery judged before it found ``place``, its first candidate: the
-    literal places searched before it (absent) and ``[pattern, matches]`` of each glob
-    place up to it (``newest_matches`` now: none before it; ``place`` the newest match of
-    its own, when found by one). None when that cannot be memoised: ``place`` is no place
-    searched (relabelled: a standalone place holding another install), a glob place
-    before it matches, its own glob's matches pass the cap, or a name ``printable``
-    escapes."""
-    if place["source"] == "harness":  # found by the ancestry, which the memo compares
+    """What full discovery judged before it found ``place``, its first candidate (with no
+    ``place``: every place it searched): the literal places searched before it (absent)
+    and ``[pattern, matches]`` of each glob place up to it (``newest_matches`` now: none
+    before it; ``place`` the newest match of its own, when found by one). None when that
+    cannot be memoised: ``place`` is no place searched (relabelled: a standalone place
+    holding another install), a glob place before it matches, its own glob's matches pass
+    the cap, or a name ``printable`` escapes."""
+    if place is not None and place["source"] == "harness":  # the ancestry, compared
         return [], []
-    if not _plain(place["path"]):
+    if place is not None and not _plain(place["path"]):
         return None
     from launcher_probe.host.native.newest import newest_matches
 
@@ -316,11 +321,11 @@ def _searched_before(
             continue
         matches, complete = newest_matches(pattern)
         globs.append([pattern, matches])
-        if matches and matches[0] == place["path"] and item["source"] == place["source"]:
+        if matches and place == {"source": item["source"], "path": matches[0]}:
             return (absent, globs) if complete else None
         if matches:
             return None
-    return None
+    return (absent, globs) if place is None else None
 
 
 def _behind(chosen: Candidate) -> dict[str, Any] | None:
@@ -359,10 +364,11 @@ def _write(cache: VerdictCache, memo: dict[str, Any]) -> None:
     import tempfile
 
     try:
+        cache.disk.check_directories(create=True)  # a not_found stored no record before it
         fd, temporary = tempfile.mkstemp(
             dir=cache.directory, prefix=TEMPORARY_PREFIX, suffix=TEMPORARY_SUFFIX
         )
-    except OSError:
+    except (OSError, CacheUnavailable):
         return
     try:
         with os.fdopen(fd, "wb") as stream:
@@ -423,12 +429,12 @@ def _globs_match(globs: Any) -> bool:
     return True
 
 
-def replay(cache: VerdictCache) -> Published | None:
+def replay(cache: VerdictCache) -> Decision | None:
     """The decision full discovery would make now, from this environment's memo and the
-    record on disk, or None (a miss: discover in full)."""
-    choice = replay_choice(cache)
-    if choice is None:
-        return None
+    record on disk (or ``not_found``, withheld), or None (a miss: discover in full)."""
+    choice = _replayed(cache)
+    if choice is None or isinstance(choice, Withheld):
+        return choice
     source, path, native = choice
     return cache.published(source, path, behind=native)
 
@@ -436,20 +442,40 @@ def replay(cache: VerdictCache) -> Published | None:
 def replay_choice(cache: VerdictCache) -> tuple[str, str, str | None] | None:
     """``(source, path, native)`` of the first candidate full discovery would find now
     (``native`` when it is behind a shim, dispatcher or wrapper, else None), when this
-    environment's memo says so and nothing it recorded changed; else None."""
+    environment's memo says so and nothing it recorded changed; else None (also when it
+    says that nothing would be found)."""
+    choice = _replayed(cache)
+    return None if isinstance(choice, Withheld) else choice
+
+
+def _not_found(withheld: Any) -> Withheld:
+    """The ``not_found`` answer a memo kept (``{"detail", "searched"}``); TypeError when it
+    is no such value."""
+    detail, searched = withheld["detail"], withheld["searched"]
+    places = tuple({"source": place["source"], "path": place["path"]} for place in searched)
+    if not isinstance(detail, str) or not all(
+        isinstance(value, str) for place in places for value in place.values()
+    ):
+        raise TypeError("withheld")
+    return Withheld(Reason.NOT_FOUND, detail, searched=places)
+
+
+def _replayed(cache: VerdictCache) -> tuple[str, str, str | None] | Withheld | None:
+    """:func:`replay_choice`, or the ``not_found`` answer when the memo says that nothing
+    would be found and nothing it recorded changed."""
     memo = _read(memo_file(cache))
     if memo is None:
         return None
     try:
         config, absent, chosen = memo["config_file"], memo["absent"], memo["chosen"]
-        source, path = chosen["source"], chosen["path"]
+        source, path = (None, None) if chosen is None else (chosen["source"], chosen["path"])
         if (
             memo["environment"] != _environment()
             or memo["euid"] != os.geteuid()
             or not isinstance(config, str)
-            or not isinstance(source, str)
-            or source not in _MEMO_SOURCES
-            or not isinstance(path, str)
+            or (chosen is not None and not isinstance(source, str))
+            or (chosen is not None and source not in _MEMO_SOURCES)
+            or (chosen is not None and not isinstance(path, str))
             or not isinstance(absent, list)
             or not all(isinstance(place, str) for place in absent)
         ):
@@ -466,6 +492,9 @@ def replay_choice(cache: VerdictCache) -> tuple[str, str, str | None] | None:
             return None
         if not _globs_match(memo["globs"]):
             return None
+        if chosen is None:
+            return _not_found(memo["withheld"])
+        assert isinstance(source, str) and isinstance(path, str)
         native = memo["native"]["native"]
         if native is None:
             return source, path, None
