@@ -1,11 +1,12 @@
 """The helper's client: ask a running ``launcher-probe serve``, or do the work in process.
 
 ``resolve_via("auto", ...)`` answers from this user's own verdict record when the operator
-named a path (``--codex``, ``$LAUNCHER_PROBE_CODEX``, the config file) and it holds a fresh
-passed verdict; else it asks the helper when its socket answers, sending that operator path
-as the request's ``codex`` (the client's setting wins over the helper's environment), and
-falls back to ``resolve_launcher`` when there is no helper, it refuses, it dies before
-answering, or its answer is unusable (malformed, or for another path than the one asked).
+named a path (``--codex``, ``$LAUNCHER_PROBE_CODEX``, the config file), or with none the
+discovery memo, gives a fresh passed verdict; else it asks the helper when its socket
+answers, sending that operator path as the request's ``codex`` (the client's setting wins
+over the helper's environment), and falls back to the memo's ``not_found`` or else
+``resolve_launcher`` when there is no helper, it refuses, it dies before answering, or its
+answer is unusable (malformed, or for another path than the one asked).
 Uses the ``_socket`` core (``socket``'s enums would cost a warm CLI resolve more than the
 round trip) and imports the decision types only once there is an answer.
 """
@@ -301,21 +302,24 @@ def resolve_with_origin(
         raise UsageError("--no-cache cannot go through the helper (it keeps verdicts)")
     warning = None
     if via != "local" and use_cache:
+        from launcher_probe.host.decision import Published
         from launcher_probe.host.resolver import (
+            decided_without_discovery,
             operator_choice,
             operator_path,
-            published_without_discovery,
         )
 
         # This user's own record answers first (the flag's or the variable's path, else the
-        # discovery memo); the config file is read only when neither answers.
+        # discovery memo); the config file is read only when neither decides (a memo's
+        # not_found says it names no path). A not_found of this environment's is not the
+        # helper's answer: it is asked still, and that not_found is the answer without it.
         operator = operator_path(codex)
-        known = published_without_discovery(operator) if via == "auto" and not refresh else None
+        known = decided_without_discovery(operator) if via == "auto" and not refresh else None
         if known is None and operator is None:
             operator = operator_choice(None)
             if via == "auto" and operator is not None and not refresh:
-                known = published_without_discovery(operator)
-        if known is not None:
+                known = decided_without_discovery(operator)
+        if isinstance(known, Published):
             return known, Origin("local")
         try:
             return _from_helper(operator, refresh, timeout)
@@ -326,6 +330,8 @@ def resolve_with_origin(
         except (HelperUnavailable, InputRejected):  # no helper, or a path JSON cannot carry
             if via == "helper":
                 raise
+        if known is not None:  # the memo's not_found: what resolving would replay again
+            return _warned(known, warning), Origin("local")
     from launcher_probe.host.resolver import ResolverConfig, resolve_launcher
 
     decision = resolve_launcher(
@@ -337,9 +343,12 @@ def resolve_with_origin(
             lock_timeout=DEFAULT_LOCK_TIMEOUT if lock_timeout is None else lock_timeout
         ),
     )
-    if warning is not None:
-        decision = decision.replace(warnings=(warning, *decision.warnings))
-    return decision, Origin("local")
+    return _warned(decision, warning), Origin("local")
+
+
+def _warned(decision: Decision, warning: str | None) -> Decision:
+    """``decision`` with ``warning`` (why the helper did not answer) first, if any."""
+    return decision if warning is None else decision.replace(warnings=(warning, *decision.warnings))
 
 
 def _from_helper(

@@ -84,16 +84,6 @@ def operator_choice(codex: str | None) -> tuple[str, str] | None:
     return None if found is None else (str(found[0]), found[1])
 
 
-def published_without_discovery(
-    operator: tuple[str, str] | None, *, config: ResolverConfig | None = None
-) -> Published | None:
-    """The launcher the fronts publish without discovery, or None: then resolve (or ask the
-    helper first: a ``not_found`` of this environment's is not its answer). See
-    :func:`decided_without_discovery`."""
-    decision = decided_without_discovery(operator, config=config)
-    return decision if isinstance(decision, Published) else None
-
-
 def decided_without_discovery(
     operator: tuple[str, str] | None, *, config: ResolverConfig | None = None
 ) -> Decision | None:

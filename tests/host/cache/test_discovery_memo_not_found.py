@@ -16,6 +16,9 @@ from tests.commands.test_plain_resolve import run
 from tests.conftest import HostEnv
 from tests.host.cache.test_discovery_memo import DISCOVERY, installed_at, installer_block
 from tests.host.memo_check import forget_memos, memo_agrees_with_discovery, memos, timeless
+from tests.service.helper import fresh_socket, running_helper, short_directory
+
+CONFIG_FILE = "launcher_probe.host.discovery.config_file"
 
 
 def resolve(env: dict[str, str]) -> tuple[int, dict[str, object], set[str]]:
@@ -35,6 +38,35 @@ def test_a_not_found_is_answered_again_without_discovery(host_env: HostEnv) -> N
     assert not {DISCOVERY, "psutil", "filelock"} & modules
     forget_memos()
     assert resolve(host_env.env)[1] == first  # full discovery again: the same answer
+
+
+def test_via_auto_answers_the_memos_not_found_without_the_config_file(
+    host_env: HostEnv,
+) -> None:
+    """With no helper running, plain ``resolve`` (``--via auto``) gives the memo's not_found
+    as the answer: no config file read (the memo says it names no path), so no platformdirs,
+    and no discovery."""
+    expected = resolve(host_env.env)[1]
+    code, out, err, modules = run(host_env.env, "resolve", "--json")
+    assert code == ExitCode.WITHHELD, err
+    assert json.loads(out) == {**expected, "via": "local"}
+    assert not {DISCOVERY, "platformdirs", CONFIG_FILE, "psutil", "filelock"} & set(modules)
+
+
+def test_via_auto_still_asks_a_helper_that_can_find_one(host_env: HostEnv, tmp_path: Path) -> None:
+    """This environment's not_found is not the helper's answer: a helper whose own PATH
+    holds a codex publishes it to a client whose memo says not_found."""
+    assert resolve(host_env.env)[1]["reason"] == "not_found"
+    fake = installed_at(tmp_path / "helper-bin")
+    with short_directory() as directory:
+        path = fresh_socket(directory)
+        client = {**host_env.env, "LAUNCHER_PROBE_SOCKET": str(path)}
+        helper = {**client, "PATH": f"{fake.path.parent}:{client['PATH']}"}
+        with running_helper(helper, path):
+            code, out, err, _ = run(client, "resolve", "--json")
+    assert code == ExitCode.OK, err
+    answer = json.loads(out)
+    assert (answer["via"], answer["launcher"]) == ("helper", {"codexExecutable": str(fake.path)})
 
 
 def test_in_process_the_not_found_memo_agrees_with_discovery(host_env: HostEnv) -> None:
