@@ -12,6 +12,7 @@ from launcher_probe.host.cache import discovery_memo as memo
 from launcher_probe.host.cache.memory import MEMORY
 from launcher_probe.host.cache.policy import VerdictCache
 from launcher_probe.host.cache.store import MEMO_SUFFIX
+from launcher_probe.host.decision import Withheld
 from launcher_probe.host.resolver import resolve_launcher
 
 
@@ -77,6 +78,7 @@ def memo_names_what_discovery_finds() -> bool:
     first = found.candidates[0]
     if choice is None:
         return False
+    assert not isinstance(choice, Withheld), choice  # a candidate was found
     behind = None if first.resolved == os.path.realpath(first.path) else first.resolved
     assert choice == (str(first.source), first.path, behind)
     return True

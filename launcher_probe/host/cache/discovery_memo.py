@@ -28,6 +28,9 @@ package's directories, the places tried before): a resolution that listed a dire
 glob) is no memo; nor is a discovery below an ancestor running a script named as Codex's,
 before any Codex executable, when that script is a file or symlink (judged on its mode and
 ``#!`` line, which no replay compares; one absent or a directory is recorded and compared).
+An ancestor whose executable cannot be read (it made itself undumpable, as Codex does) and
+whose ``argv[0]`` is an absolute path named as a Codex executable counts as one running
+that file (psutil takes it whenever one may run it): a memo only when it is the place found.
 The replay compares every one of them, replays the trace, then asks the record on disk
 (``VerdictCache.published``: freshness, the walk replayed, symlinks alone or that binary),
 or, for ``not_found``, answers it withheld again (with no probe, no record is needed); any
@@ -235,8 +238,11 @@ def _harness_scripts(ancestors: list[list[Any]], place: dict[str, str] | None) -
     the name is relative, the name, the identity]`` of that script when it is absent or a
     directory (never the harness while it stays so: an editor opened on a clone named
     ``codex``). A file or symlink there is judged on its mode, the directories to it and
-    its ``#!`` line: None then (under Codex the nearest is its native binary). With no
-    ``place`` (nothing found), every ancestor is looked at so."""
+    its ``#!`` line: None then (under Codex the nearest is its native binary). One whose
+    executable is unreadable and whose ``argv[0]`` names a Codex executable by an
+    absolute path is taken for one (psutil takes that file when one may run it) that
+    must be the place found. With no ``place`` (nothing found), every ancestor is looked
+    at so."""
     if place is not None and place["source"] == "config":
         return []
     from launcher_probe.host.discovery.harness import is_codex_executable, script_named
@@ -251,6 +257,11 @@ def _harness_scripts(ancestors: list[list[Any]], place: dict[str, str] | None) -
         known = line.endswith(b"\0") or (len(line) >= _COMMAND_READ and len(argv) > 2)
         if not known or (len(argv) <= 2 and b" " in line):
             return None  # cut short, or a title set over it (psutil splits that at spaces)
+        first = os.fsdecode(argv[0])
+        if exe is None and os.path.isabs(first) and is_codex_executable(first):
+            # psutil takes it for the unreadable executable once one may run it: then it
+            # is the harness (its record's walk is replayed), else no replay compares it
+            return scripts if place == {"source": "harness", "path": first} else None
         script = script_named([os.fsdecode(arg) for arg in argv[:2]])
         if script is None:
             continue
@@ -432,20 +443,11 @@ def _globs_match(globs: Any) -> bool:
 def replay(cache: VerdictCache) -> Decision | None:
     """The decision full discovery would make now, from this environment's memo and the
     record on disk (or ``not_found``, withheld), or None (a miss: discover in full)."""
-    choice = _replayed(cache)
+    choice = replay_choice(cache)
     if choice is None or isinstance(choice, Withheld):
         return choice
     source, path, native = choice
     return cache.published(source, path, behind=native)
-
-
-def replay_choice(cache: VerdictCache) -> tuple[str, str, str | None] | None:
-    """``(source, path, native)`` of the first candidate full discovery would find now
-    (``native`` when it is behind a shim, dispatcher or wrapper, else None), when this
-    environment's memo says so and nothing it recorded changed; else None (also when it
-    says that nothing would be found)."""
-    choice = _replayed(cache)
-    return None if isinstance(choice, Withheld) else choice
 
 
 def _not_found(withheld: Any) -> Withheld:
@@ -460,9 +462,11 @@ def _not_found(withheld: Any) -> Withheld:
     return Withheld(Reason.NOT_FOUND, detail, searched=places)
 
 
-def _replayed(cache: VerdictCache) -> tuple[str, str, str | None] | Withheld | None:
-    """:func:`replay_choice`, or the ``not_found`` answer when the memo says that nothing
-    would be found and nothing it recorded changed."""
+def replay_choice(cache: VerdictCache) -> tuple[str, str, str | None] | Withheld | None:
+    """``(source, path, native)`` of the first candidate full discovery would find now
+    (``native`` when it is behind a shim, dispatcher or wrapper, else None), or the
+    ``not_found`` answer when it would find none, when this environment's memo says so and
+    nothing it recorded changed; else None."""
     memo = _read(memo_file(cache))
     if memo is None:
         return None
