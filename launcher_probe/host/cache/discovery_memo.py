@@ -10,7 +10,7 @@ before it matched nothing; and after one that found no candidate at all (``not_f
 then every place searched was absent and every glob place matched nothing, and the memo
 keeps the withheld answer's detail and places searched. It records those inputs: the
 variables' values (the memo's file name is their digest, so each environment has its own),
-the effective uid, the config file's walk (or that it is absent), the home directory as
+the effective uid and its name, the config file's walk (or that it is absent), the home directory as
 discovery takes it (``paths.rules.home_directory``) and the identity of each profile and
 ``~/.npmrc`` there (of the file a symlink leads to: what discovery reads), the ancestors
 that could be the harness read from ``/proc`` (pid, start time, executable, command line of
@@ -49,7 +49,7 @@ from launcher_probe.host.cache.location import CacheUnavailable, sha256_hex
 from launcher_probe.host.cache.store import MEMO_SUFFIX, TEMPORARY_PREFIX, TEMPORARY_SUFFIX
 from launcher_probe.host.decision import Withheld
 from launcher_probe.host.paths.fingerprint import Fingerprint
-from launcher_probe.host.paths.rules import home_directory
+from launcher_probe.host.paths.rules import home_directory, user_name
 from launcher_probe.host.paths.trace import Trace
 from launcher_probe.json_core import dumps, loads
 from launcher_probe.json_output import printable
@@ -89,7 +89,7 @@ VARIABLES = (
 _MEMO_SOURCES = frozenset(Source) - {Source.EXPLICIT, Source.ENV}
 #: Files under HOME whose contents add places (shell profiles) or name one (``.npmrc``).
 HOME_FILES = (".zshrc", ".bashrc", ".zprofile", ".bash_profile", ".profile", ".npmrc")
-MEMO_VERSION = 6
+MEMO_VERSION = 7
 MAX_MEMO_BYTES = 1 << 18
 #: Ancestors read at most (a deeper tree is no memo).
 MAX_ANCESTORS = 64
@@ -159,7 +159,7 @@ def ancestry() -> list[list[Any]] | None:
 def _inputs(config: str) -> dict[str, Any]:
     """The inputs read now that do not depend on the places: the home directory (the
     password database's when HOME is unset) and its files (read through symlinks, as
-    discovery reads them), the ancestry, the config file."""
+    discovery reads them), the ancestry, the config file, the user's name (a place)."""
     home = home_directory()
     absolute = os.path.isabs(home)
     return {
@@ -170,6 +170,7 @@ def _inputs(config: str) -> dict[str, Any]:
         ],
         "ancestry": ancestry(),
         "config": _identity(config),
+        "user": user_name(),
     }
 
 

@@ -15,7 +15,7 @@ import platform
 from collections.abc import Callable
 
 from launcher_probe.contract import Source
-from launcher_probe.host.paths.rules import home_directory, open_regular_file
+from launcher_probe.host.paths.rules import home_directory, open_regular_file, user_name
 
 #: Bytes of ``~/.npmrc`` and of each shell profile read.
 _NPMRC_LIMIT = _PROFILE_LIMIT = 64 * 1024
@@ -164,19 +164,10 @@ class Locations:
         return [
             self._under_home(".nix-profile"),
             state and f"{state}/nix/profile",
-            f"/etc/profiles/per-user/{_user_name()}",
+            f"/etc/profiles/per-user/{user_name()}",
             "/run/current-system/sw",
             "/nix/var/nix/profiles/default",
         ]
-
-
-def _user_name() -> str:
-    import pwd
-
-    try:
-        return pwd.getpwuid(os.geteuid()).pw_name
-    except KeyError:
-        return str(os.geteuid())
 
 
 def installer_path_dirs(home: str) -> list[str]:

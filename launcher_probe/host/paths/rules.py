@@ -79,6 +79,17 @@ def home_directory() -> str:
     return os.path.expanduser("~")
 
 
+def user_name() -> str:
+    """The effective user's name (the password database's; the uid as text when it has
+    none), as discovery names the user's Nix profile and the discovery memo records it."""
+    import pwd
+
+    try:
+        return pwd.getpwuid(os.geteuid()).pw_name
+    except KeyError:
+        return str(os.geteuid())
+
+
 def _as_text(path: str | bytes) -> str | PathVerdict:
     """The path as a UTF-8-clean ``str``, or the verdict that rejects it."""
     absolute = path.startswith(b"/") if isinstance(path, bytes) else path.startswith("/")

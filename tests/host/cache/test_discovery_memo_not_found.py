@@ -6,6 +6,8 @@ variable), and then it discovers in full."""
 from __future__ import annotations
 
 import json
+import os
+import pwd
 from collections.abc import Callable
 from pathlib import Path
 
@@ -67,6 +69,20 @@ def test_via_auto_still_asks_a_helper_that_can_find_one(host_env: HostEnv, tmp_p
     assert code == ExitCode.OK, err
     answer = json.loads(out)
     assert (answer["via"], answer["launcher"]) == ("helper", {"codexExecutable": str(fake.path)})
+
+
+def test_the_users_name_is_compared_as_it_names_a_place(host_env: HostEnv) -> None:
+    """Discovery names the user's Nix profile by the user's name: a memo recorded under
+    another name for the same uid (the user renamed) is a miss."""
+    first = resolve(host_env.env)[1]
+    (memo_file,) = memos()
+    memo = json.loads(memo_file.read_text())
+    name = pwd.getpwuid(os.geteuid()).pw_name
+    assert memo["user"] == name
+    assert f"/etc/profiles/per-user/{name}/bin/codex" in memo["absent"]
+    memo_file.write_text(json.dumps({**memo, "user": f"{name}-renamed"}))
+    _, again, modules = resolve(host_env.env)
+    assert DISCOVERY in modules and again == first
 
 
 def test_in_process_the_not_found_memo_agrees_with_discovery(host_env: HostEnv) -> None:
