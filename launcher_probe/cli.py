@@ -153,6 +153,23 @@ def _plain_command(words: list[str]) -> Callable[[], int] | None:
     return plain_form(words[1:])
 
 
+def _standard_streams() -> None:
+    """Make each of fds 0, 1 and 2 that the caller closed /dev/null, and give Python's
+    stream for it (None then) that fd: no pipe or file this process opens takes the number
+    of one, and a message meant for stderr never goes to stdout (``print`` to a None
+    ``sys.stderr`` writes to ``sys.stdout``)."""
+    for number, name, mode in ((0, "stdin", "r"), (1, "stdout", "w"), (2, "stderr", "w")):
+        try:
+            os.fstat(number)
+        except OSError:
+            opened = os.open(os.devnull, os.O_RDWR)  # the lowest free number: this one
+            if opened != number:
+                os.dup2(opened, number)
+                os.close(opened)
+        if getattr(sys, name) is None:
+            setattr(sys, name, open(number, mode, closefd=False))  # noqa: SIM115 (for good)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; errors become one line on stderr and an exit code.
 
@@ -162,6 +179,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """
     from launcher_probe.commands.common import stdout_writes
 
+    _standard_streams()
     words = sys.argv[1:] if argv is None else list(argv)
     options = words[: words.index("--")] if "--" in words else words
     debug = "--debug" in options

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import subprocess
 import sys
 from pathlib import Path
 
@@ -32,6 +34,26 @@ def test_a_refusal_is_one_line_with_control_characters_escaped(host_env: HostEnv
     assert done.stderr.count("\n") == 1
     assert "\x1b" not in done.stderr
     assert "dex\\x1b[31m" in done.stderr
+
+
+@pytest.mark.parametrize("json_output", [False, True])
+def test_a_closed_stderr_keeps_messages_off_stdout(host_env: HostEnv, json_output: bool) -> None:
+    """With fd 2 closed (``2>&-``), Python's ``sys.stderr`` is None and ``print`` to it
+    writes to stdout: a withheld launcher's message must go nowhere instead, leaving stdout
+    empty, or the JSON document alone."""
+    words = ["resolve", "--codex", "/nowhere/codex", *(["--json"] if json_output else [])]
+    done = subprocess.run(
+        ["bash", "-c", '"$@" 2>&-', "-", sys.executable, "-m", "launcher_probe", *words],
+        env=host_env.env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 3
+    if json_output:
+        assert json.loads(done.stdout)["reason"] == "not_found"
+    else:
+        assert done.stdout == ""
 
 
 def test_a_usage_error_is_exit_2_and_one_line(host_env: HostEnv) -> None:

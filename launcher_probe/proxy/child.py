@@ -14,9 +14,9 @@ SIGKILL of the proxy then leaves the server running.
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import select
-import shutil
 import signal
 import subprocess
 import sys
@@ -51,12 +51,20 @@ def exit_status(returncode: int) -> int:
 
 
 def _program(name: str) -> str:
-    """``name`` as ``exec`` finds it: itself when it holds a slash, else the first
-    executable of that name on ``PATH``; FileNotFoundError when there is none."""
-    found = name if os.sep in name else shutil.which(name)
-    if found is None:
-        raise FileNotFoundError(2, os.strerror(2), name)
-    return found
+    """``name`` as ``execvp`` finds it: itself when it holds a slash, else the first file of
+    that name one may execute in a ``PATH`` directory (an empty entry, or an empty
+    ``PATH``, is the working directory; ``os.defpath`` without ``PATH``). PermissionError
+    when only files one may not execute are there, else FileNotFoundError when none is."""
+    if os.sep in name:
+        return name
+    error = errno.ENOENT
+    for directory in os.get_exec_path():
+        path = os.path.join(directory, name)
+        if os.access(path, os.X_OK) and not os.path.isdir(path):
+            return path
+        if os.path.lexists(path):
+            error = errno.EACCES
+    raise OSError(error, os.strerror(error), name)
 
 
 class _Supervised:
@@ -66,8 +74,7 @@ class _Supervised:
         self, supervisor: Supervisor, argv: Sequence[str], cwd: str, stdio: Sequence[int]
     ) -> None:
         self._supervisor = supervisor
-        program = _program(argv[0])
-        supervisor.spawn([program, *argv[1:]], dict(os.environ), cwd, stdio)
+        supervisor.spawn(argv, dict(os.environ), cwd, stdio, program=_program(argv[0]))
         self.returncode: int | None = None
 
     def signal(self, number: int) -> None:
@@ -89,10 +96,11 @@ class _Supervised:
         return self.returncode
 
     def kill(self) -> None:
-        """Kill it and all it started; reaped on return."""
+        """Kill it and all it started; reaped on return (its own status when it exited
+        first)."""
         if self.returncode is None:
-            self._supervisor.kill()
-            self.returncode = -signal.SIGKILL
+            crossed = self._supervisor.kill()
+            self.returncode = -signal.SIGKILL if crossed is None else crossed
 
     def clean_up(self) -> None:
         self.kill()
@@ -176,10 +184,8 @@ class Child:
     def __init__(self, argv: Sequence[str]) -> None:
         stdin, self.stdin = os.pipe()
         self.stdout, stdout = os.pipe()
-        # Its stderr is the proxy's (/dev/null when the host closed that).
-        stderr = _STDERR if _is_open(_STDERR) else os.open(os.devnull, os.O_WRONLY)
-        try:
-            self._server = _started(argv, (stdin, stdout, stderr))
+        try:  # its stderr is the proxy's (``cli.main`` made /dev/null one the host closed)
+            self._server = _started(argv, (stdin, stdout, _STDERR))
         except BaseException as error:
             os.close(self.stdin)
             os.close(self.stdout)
@@ -187,7 +193,7 @@ class Child:
                 raise InputRejected(f"cannot execute {argv[0]!r}: {error.strerror}") from error
             raise
         finally:
-            for fd in (stdin, stdout, *([stderr] if stderr != _STDERR else [])):
+            for fd in (stdin, stdout):
                 os.close(fd)
         self._stdin_open = True
         self._wake_read, self._wake_write = os.pipe()
@@ -240,11 +246,3 @@ class Child:
         self._server.close()
         for fd in (self._wake_read, self._wake_write, self.stdout):
             os.close(fd)
-
-
-def _is_open(fd: int) -> bool:
-    try:
-        os.fstat(fd)
-    except OSError:
-        return False
-    return True

@@ -2,7 +2,7 @@
 proxy's tests. It writes every line it reads to ``--record FILE`` as it read it.
 
     python scripted_server.py [--capable] [--record FILE] [--daemon PIDFILE] [--ignore-eof]
-        [--pidfile FILE]
+        [--ignore-term] [--pidfile FILE]
 
 - ``initialize`` and ``server/discover``: capabilities with ``codex/sandbox-state`` under
   ``experimental`` when ``--capable``, else none;
@@ -16,6 +16,7 @@ proxy's tests. It writes every line it reads to ``--record FILE`` as it read it.
 
 ``--daemon PIDFILE``: at start, a double-forked daemon that left the session and closed its
 stdio writes its pid to PIDFILE and sleeps. ``--ignore-eof``: at stdin's end, sleep on.
+``--ignore-term``: SIGTERM ignored (by the daemon too).
 ``--pidfile FILE``: its own pid, written at start.
 It says ``scripted server: started`` on stderr.
 
@@ -116,8 +117,11 @@ def main() -> None:
     parser.add_argument("--record")
     parser.add_argument("--daemon")
     parser.add_argument("--ignore-eof", action="store_true")
+    parser.add_argument("--ignore-term", action="store_true")
     parser.add_argument("--pidfile")
     args = parser.parse_args()
+    if args.ignore_term:
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
     if args.pidfile:
         with open(args.pidfile, "w") as file:
             file.write(str(os.getpid()))

@@ -387,6 +387,69 @@ def test_a_sigkilled_proxy_leaves_nothing_of_the_server_running(start: Any, tmp_
                 os.kill(pid, signal.SIGKILL)
 
 
+def test_sigterm_to_every_process_of_the_tree_leaves_nothing_running(
+    start: Any, tmp_path: Path
+) -> None:
+    """As VS Code stops a stdio server (SIGTERM to each descendant, then SIGKILL): the
+    supervisor outlives the first round, so the server, which ignores SIGTERM, and its
+    daemon are killed after the grace, not left to init."""
+    pidfile, daemon_pidfile = tmp_path / "server.pid", tmp_path / "daemon.pid"
+    args = ("--ignore-eof", "--ignore-term", "--pidfile", str(pidfile))
+    client = start(*args, "--daemon", str(daemon_pidfile), options=("--grace", "0.5"))
+    client.initialize()
+    server = started_below(client, pidfile, supervised=True)
+    daemon = int(daemon_pidfile.read_text())
+    proxy = psutil.Process(client.process.pid)
+    tree = [proxy, *proxy.children(recursive=True)]
+    assert {server, daemon} < {process.pid for process in tree}
+    try:
+        for process in tree:
+            process.send_signal(signal.SIGTERM)
+        assert client.process.wait(30) == 128 + signal.SIGKILL  # the server's, after the grace
+        assert dies_soon(server)
+        assert dies_soon(daemon)
+    finally:  # what a failure left
+        for pid in (server, daemon):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+
+
+#: A server whose clean-up on SIGINT takes a while (the behaviour under test, no
+#: synchronisation), then tells the host it is done and exits 3.
+CLEANING_SERVER = """\
+import json, signal, sys, time
+def cleaned(number, frame):
+    time.sleep(0.5)
+    print(json.dumps({"jsonrpc": "2.0", "method": "notifications/message",
+                      "params": {"data": "cleaned up"}}), flush=True)
+    sys.exit(3)
+signal.signal(signal.SIGINT, cleaned)
+for line in sys.stdin:
+    asked = json.loads(line)
+    print(json.dumps({"jsonrpc": "2.0", "id": asked["id"], "result": {}}), flush=True)
+"""
+
+
+def test_sigint_to_every_process_of_the_tree_lets_the_server_clean_up(
+    env: dict[str, str], tmp_path: Path, fake_codex: FakeCodex
+) -> None:
+    """A signal each process of the tree gets at once is the proxy's to act on: the
+    supervisor ignores it, so the server ends as it chooses, never killed on the way."""
+    argv = [*PROXY, "--codex", str(fake_codex.path), "--", sys.executable, "-c", CLEANING_SERVER]
+    client = ProxyClient(argv, env=env, errlog=tmp_path / "proxy.err")
+    try:
+        client.answer(client.request("ping"))  # the server's handler is in place
+        proxy = psutil.Process(client.process.pid)
+        tree = [proxy, *proxy.children(recursive=True)]
+        assert len(tree) == 4  # the proxy, the supervisor's two processes, the server
+        for process in tree:
+            process.send_signal(signal.SIGINT)
+        assert client.read()["params"]["data"] == "cleaned up"
+        assert client.process.wait(30) == 3
+    finally:
+        client.close()
+
+
 @pytest.mark.parametrize(
     "number",
     [signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1, signal.SIGALRM],

@@ -185,19 +185,26 @@ class Supervisor:
         return self._channel.fileno()
 
     def spawn(
-        self, argv: Sequence[str], env: Mapping[str, str], cwd: str, stdio: Sequence[int]
+        self,
+        argv: Sequence[str],
+        env: Mapping[str, str],
+        cwd: str,
+        stdio: Sequence[int],
+        *,
+        program: str | None = None,
     ) -> int:
-        """Start ``argv`` below the supervisor with ``stdio`` as its stdout and stderr (or
-        stdin, stdout and stderr); return its pid. Raises OSError as spawning it directly
-        would."""
+        """Start ``program`` (by default ``argv[0]``; a path, never looked up on PATH) with
+        ``argv`` below the supervisor, ``stdio`` as its stdout and stderr (or stdin, stdout
+        and stderr); return its pid. Raises OSError as spawning it directly would."""
         assert self._channel is not None
         words = [os.fsencode(word) for word in argv]
         variables = [os.fsencode(key) + b"=" + os.fsencode(value) for key, value in env.items()]
-        if any(b"\0" in word for word in [os.fsencode(cwd), *words, *variables]):
+        start = [os.fsencode(cwd), os.fsencode(argv[0] if program is None else program)]
+        if any(b"\0" in word for word in [*start, *words, *variables]):
             raise ValueError("embedded null byte")
         if any(b"=" in os.fsencode(key) or not key for key in env):
             raise ValueError("illegal environment variable name")
-        message = b"\0".join([b"spawn", os.fsencode(cwd), b"%d" % len(words), *words, *variables])
+        message = b"\0".join([b"spawn", *start, b"%d" % len(words), *words, *variables])
         try:
             fds = b"".join(fd.to_bytes(4, sys.byteorder) for fd in stdio)  # C ints
             self._channel.sendmsg([message], [(_socket.SOL_SOCKET, _socket.SCM_RIGHTS, fds)])
@@ -220,7 +227,10 @@ class Supervisor:
         poller.register(self._channel, select.POLLIN)
         if not poller.poll(min(remaining, HANG_GUARD) * 1000):
             return None
-        return self._channel.recv(64)
+        try:
+            return self._channel.recv(64)
+        except ConnectionResetError:  # it died with a request of ours unread
+            return b""
 
     def signal(self, number: int) -> None:
         """Send signal ``number`` to the running step's process group (while it is
@@ -233,18 +243,22 @@ class Supervisor:
         """SIGTERM the running step's process group (see ``signal``)."""
         self.signal(signal.SIGTERM)
 
-    def kill(self) -> None:
-        """Kill the running step and all it left; return once all is reaped."""
+    def kill(self) -> int | None:
+        """Kill the running step and all it left; return once all is reaped: the step's own
+        exit status when its report crossed the request (it exited first), else None."""
         if self._channel is None:
-            return  # already abandoned: what could be found was killed then
+            return None  # already abandoned: what could be found was killed then
         give_up = time.monotonic() + HANG_GUARD
+        crossed = None
         with contextlib.suppress(OSError):
             self._channel.send(b"kill")
             while (reply := self.next_event(give_up)) not in (b"killed", b"", None):
-                pass  # the step's own exit report, which crossed the request
+                if reply.startswith(b"exit "):
+                    crossed = int(reply.split()[1])
             if reply == b"killed":
-                return
+                return crossed
         self._abandon()
+        return crossed
 
     def lost(self) -> OSError:
         """Kill a supervisor that broke off and what psutil still finds below it; the

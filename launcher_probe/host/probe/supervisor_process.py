@@ -19,14 +19,16 @@ bare interpreter start-up.
   is reported: nothing a step starts outlives it.
 - When its parent dies (watched on a pidfd, so it does not depend on which thread started
   it, unlike ``PR_SET_PDEATHSIG``) or closes the socket, it kills everything below it,
-  reaps it and exits.
+  reaps it and exits. It ignores SIGTERM, SIGINT, SIGHUP and SIGQUIT (a step gets them
+  back at their defaults): sent to the caller's whole group or tree at once, they are the
+  caller's to act on, and this process must outlive the caller to end what it leaves.
 
 The protocol: one message per SOCK_SEQPACKET packet.
 
-- parent to supervisor: ``spawn`` then NUL-separated cwd, argv count, argv and environment,
-  with the step's stdout and stderr (or stdin, stdout and stderr) as SCM_RIGHTS; ``signal
-  N`` (signal N to the running step's process group, no answer); ``kill``; the end of the
-  stream.
+- parent to supervisor: ``spawn`` then NUL-separated cwd, program, argv count, argv and
+  environment, with the step's stdout and stderr (or stdin, stdout and stderr) as
+  SCM_RIGHTS; ``signal N`` (signal N to the running step's process group, no answer);
+  ``kill``; the end of the stream.
 - supervisor to parent: ``ready`` (or ``unsupported ERRNO``) first; ``started PID`` or
   ``error ERRNO`` after a spawn; ``exit STATUS`` (as ``os.waitstatus_to_exitcode``) once the
   step exited and all it left is reaped; ``killed`` after a kill, once all is reaped.
@@ -49,12 +51,18 @@ _PR_SET_CHILD_SUBREAPER = 36
 #: Room for one spawn message (argv and environment); a larger one is refused with EMSGSIZE.
 MESSAGE_LIMIT = 1 << 20
 _FD_SPACE = _socket.CMSG_SPACE(3 * 4)
-#: What the interpreter ignores at start-up and a step must get back at their defaults.
-_RESET_SIGNALS = (_signal.SIGPIPE, _signal.SIGXFSZ)
+#: Ignored here: a signal sent to every process of the caller's group or tree (Ctrl-C in a
+#: terminal, a host that SIGTERMs each descendant) is the caller's to handle, and it must
+#: find this process alive to end what runs below it; it ends when its caller does.
+_IGNORED_SIGNALS = (_signal.SIGTERM, _signal.SIGINT, _signal.SIGHUP, _signal.SIGQUIT)
+#: What the interpreter or this process ignores and a step must get back at their defaults.
+_RESET_SIGNALS = (_signal.SIGPIPE, _signal.SIGXFSZ, *_IGNORED_SIGNALS)
 
 
 def main() -> None:
     """``SOCKET_FD PARENT_PID``: serve one probe's steps, then leave nothing behind."""
+    for number in _IGNORED_SIGNALS:
+        _signal.signal(number, _signal.SIG_IGN)
     channel = _socket.socket(fileno=int(sys.argv[1]))
     posix.set_inheritable(channel.fileno(), False)
     try:
@@ -172,12 +180,12 @@ def _spawn(channel: _socket.socket, message: bytes, stdio: list[int]) -> tuple[i
     stdout and stderr; else stdin is /dev/null, the supervisor's own); report ``started
     PID`` or ``error ERRNO``."""
     fields = message.split(b"\0")[1:]
-    cwd, argc = fields[0], int(fields[1])
-    argv, env = fields[2 : 2 + argc], fields[2 + argc :]
+    cwd, program, argc = fields[0], fields[1], int(fields[2])
+    argv, env = fields[3 : 3 + argc], fields[3 + argc :]
     try:
         posix.chdir(cwd)
         pid = posix.posix_spawn(
-            argv[0],
+            program,
             argv,
             {key: value for key, _, value in (item.partition(b"=") for item in env)},
             file_actions=[
