@@ -367,6 +367,19 @@ def test_a_server_that_ignores_stdin_end_is_killed_after_the_grace(
     assert dies_soon(daemon)
 
 
+@contextlib.contextmanager
+def all_die_soon(*pids: int) -> Iterator[None]:
+    """The block, after which each of ``pids`` must die soon; what a failure left is killed."""
+    try:
+        yield
+        for pid in pids:
+            assert dies_soon(pid), pid
+    finally:
+        for pid in pids:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+
+
 def test_a_sigkilled_proxy_leaves_nothing_of_the_server_running(start: Any, tmp_path: Path) -> None:
     """The server ignores its stdin's end and has a daemon that left its session: the
     proxy's death, by the one signal it cannot catch, still takes both."""
@@ -376,15 +389,9 @@ def test_a_sigkilled_proxy_leaves_nothing_of_the_server_running(start: Any, tmp_
     server = started_below(client, pidfile, supervised=True)
     daemon = int(daemon_pidfile.read_text())
     assert not dies_soon(server, 0.2)  # it runs, and would go on running
-    client.process.kill()
-    assert client.process.wait(30) == -signal.SIGKILL
-    try:
-        assert dies_soon(server)
-        assert dies_soon(daemon)
-    finally:  # what a failure left
-        for pid in (server, daemon):
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGKILL)
+    with all_die_soon(server, daemon):
+        client.process.kill()
+        assert client.process.wait(30) == -signal.SIGKILL
 
 
 def test_sigterm_to_every_process_of_the_tree_leaves_nothing_running(
@@ -402,16 +409,10 @@ def test_sigterm_to_every_process_of_the_tree_leaves_nothing_running(
     proxy = psutil.Process(client.process.pid)
     tree = [proxy, *proxy.children(recursive=True)]
     assert {server, daemon} < {process.pid for process in tree}
-    try:
+    with all_die_soon(server, daemon):
         for process in tree:
             process.send_signal(signal.SIGTERM)
         assert client.process.wait(30) == 128 + signal.SIGKILL  # the server's, after the grace
-        assert dies_soon(server)
-        assert dies_soon(daemon)
-    finally:  # what a failure left
-        for pid in (server, daemon):
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGKILL)
 
 
 #: A server whose clean-up on SIGINT takes a while (the behaviour under test, no
