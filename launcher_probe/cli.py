@@ -128,15 +128,20 @@ def _unwind(number: int, frame: FrameType | None) -> None:
 
 
 class _TerminatingSignalsUnwind:
-    """Within the ``with`` block the terminating signals unwind; afterwards their handlers
-    are restored (main may run in a host's process). Only the main thread can set them;
-    elsewhere nothing changes."""
+    """Within the ``with`` block the terminating signals unwind, but for one the caller
+    ignores (``nohup``; a shell's background job ignores SIGINT): that stays ignored, so
+    what the command starts inherits it. Afterwards their handlers are restored (main may
+    run in a host's process). Only the main thread can set them; elsewhere nothing
+    changes."""
 
     def __enter__(self) -> None:
+        self.previous = {}
         try:
-            self.previous = {each: _signal.signal(each, _unwind) for each in TERMINATING_SIGNALS}
+            for each in TERMINATING_SIGNALS:
+                if _signal.getsignal(each) != _signal.SIG_IGN:
+                    self.previous[each] = _signal.signal(each, _unwind)
         except ValueError:  # not the main thread
-            self.previous = {}
+            pass
 
     def __exit__(self, *exception: object) -> None:
         for each, handler in self.previous.items():
@@ -154,20 +159,21 @@ def _plain_command(words: list[str]) -> Callable[[], int] | None:
 
 
 def _standard_streams() -> None:
-    """Make each of fds 0, 1 and 2 that the caller closed /dev/null, and give Python's
-    stream for it (None then) that fd: no pipe or file this process opens takes the number
-    of one, and a message meant for stderr never goes to stdout (``print`` to a None
-    ``sys.stderr`` writes to ``sys.stdout``)."""
+    """Make each of fds 0, 1 and 2 that the caller closed /dev/null (inheritable, so what
+    ``exec`` or ``wrap`` runs gets it too), and give Python's stream for it (None then)
+    that fd: no pipe or file this process opens takes the number of one, and a message
+    meant for stderr never goes to stdout (``print`` to a None ``sys.stderr`` writes to
+    ``sys.stdout``)."""
     for number, name, mode in ((0, "stdin", "r"), (1, "stdout", "w"), (2, "stderr", "w")):
         try:
             os.fstat(number)
-        except OSError:
-            opened = os.open(os.devnull, os.O_RDWR)  # the lowest free number: this one
-            if opened != number:
-                os.dup2(opened, number)
-                os.close(opened)
+        except OSError:  # the lowest free number, the lower ones being open: this one
+            os.set_inheritable(os.open(os.devnull, os.O_RDWR), True)
         if getattr(sys, name) is None:
-            setattr(sys, name, open(number, mode, closefd=False))  # noqa: SIM115 (for good)
+            stream = open(  # noqa: SIM115 (for the process's life)
+                number, mode, buffering=1, errors="backslashreplace", closefd=False
+            )
+            setattr(sys, name, stream)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -189,8 +189,9 @@ class Attempt:
         if hit is not None:
             return Verdict(fingerprint, hit.result, hit.probed_at, hit.expires_at, True)
         verdict = self.probe(fingerprint)
-        # A spawn that failed for this process's own shortage (out of fds, say) says nothing
-        # about the binary: not stored for every other process to read.
+        # A spawn that failed for this process's own shortage (out of fds, say), or a step
+        # its stopped tree took with it, says nothing about the binary: not stored for every
+        # other process to read.
         if verdict is not None and not _prober_shortage(verdict.result):
             try:
                 cache.store(fingerprint, verdict.result, verdict.probed_at)
@@ -212,5 +213,6 @@ class Attempt:
 
 def _prober_shortage(result: ProbeResult) -> bool:
     """Whether ``result`` failed for the probing process's own resources (EMFILE, ENOMEM,
-    EAGAIN at spawn or set-up), not for anything about the binary."""
+    EAGAIN at spawn or set-up) or its tree being stopped from outside, not for anything
+    about the binary."""
     return result.reason is Reason.SPAWN_FAILED and result.transient

@@ -18,6 +18,7 @@ import errno
 import os
 import select
 import signal
+import stat
 import subprocess
 import sys
 import time
@@ -51,19 +52,26 @@ def exit_status(returncode: int) -> int:
 
 
 def _program(name: str) -> str:
-    """``name`` as ``execvp`` finds it: itself when it holds a slash, else the first file of
-    that name one may execute in a ``PATH`` directory (an empty entry, or an empty
-    ``PATH``, is the working directory; ``os.defpath`` without ``PATH``). PermissionError
-    when only files one may not execute are there, else FileNotFoundError when none is."""
+    """``name`` as ``subprocess`` (``execvp`` without its ``/bin/sh`` fallback) finds it:
+    itself when it holds a slash, else the first file of that name one may execute in a
+    ``PATH`` directory (an empty entry, or an empty ``PATH``, is the working directory;
+    ``os.defpath`` without ``PATH``). OSError otherwise: the first error that is not the
+    name's absence (a directory or a file one may not execute is EACCES; ELOOP,
+    ENAMETOOLONG), else ENOENT."""
     if os.sep in name:
         return name
     error = errno.ENOENT
-    for directory in os.get_exec_path():
+    for directory in os.get_exec_path() if name else []:
         path = os.path.join(directory, name)
-        if os.access(path, os.X_OK) and not os.path.isdir(path):
+        try:
+            found = os.stat(path)
+        except OSError as failure:
+            if error == errno.ENOENT and failure.errno not in (None, errno.ENOENT, errno.ENOTDIR):
+                error = failure.errno
+            continue
+        if not stat.S_ISDIR(found.st_mode) and os.access(path, os.X_OK):
             return path
-        if os.path.lexists(path):
-            error = errno.EACCES
+        error = errno.EACCES if error == errno.ENOENT else error
     raise OSError(error, os.strerror(error), name)
 
 

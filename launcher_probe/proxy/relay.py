@@ -55,12 +55,20 @@ def _close_stdout() -> None:
 
 @contextmanager
 def _forwarding(child: Child) -> Iterator[None]:
-    """While inside, those signals go to the server's group (main thread only)."""
-    previous = {
-        number: signal.signal(number, lambda n, _: child.forward(n)) for number in ENDING_SIGNALS
-    }
-    for number in PASSED_SIGNALS:
-        previous[number] = signal.signal(number, lambda n, _: child.forward(n, grace=False))
+    """While inside, those signals go to the server's group (main thread only), but for
+    one the host ignores (``nohup``): the server ignores it too, as it inherited."""
+
+    def ending(number: int, _: object) -> None:
+        child.forward(number)
+
+    def passed(number: int, _: object) -> None:
+        child.forward(number, grace=False)
+
+    previous = {}
+    for number in (*ENDING_SIGNALS, *PASSED_SIGNALS):
+        if signal.getsignal(number) != signal.SIG_IGN:
+            forward = ending if number in ENDING_SIGNALS else passed
+            previous[number] = signal.signal(number, forward)
     try:
         yield
     finally:

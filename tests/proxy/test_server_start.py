@@ -6,6 +6,7 @@ the proxy's own pipes)."""
 from __future__ import annotations
 
 import json
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -105,3 +106,37 @@ def test_a_closed_stderr_becomes_dev_null_for_the_server_and_the_proxy(
     assert done.returncode == 0
     (line,) = done.stdout.splitlines()
     assert json.loads(line)["result"] == {"stderr": "/dev/null"}
+
+
+def test_a_broken_symlink_on_path_is_no_such_file(
+    env: dict[str, str], fake_codex: FakeCodex, tmp_path: Path
+) -> None:
+    (tmp_path / "server").symlink_to(tmp_path / "gone")
+    done = proxied({**env, "PATH": str(tmp_path)}, fake_codex, tmp_path, "server")
+    assert done.returncode == 4
+    assert b"cannot execute 'server': No such file or directory" in done.stderr
+
+
+def ignored_signals(env: dict[str, str], fake_codex: FakeCodex, cwd: Path, trap: str) -> int:
+    """The ``SigIgn`` mask the server starts with, under a proxy started by a shell that
+    ran ``trap '' TRAP`` first (nothing when empty)."""
+    server = ["sh", "-c", "grep SigIgn /proc/$$/status > ignored; read -r line"]
+    argv = [*PROXY, "--codex", str(fake_codex.path), "--", *server]
+    shell = f"trap '' {trap}; exec \"$@\"" if trap else 'exec "$@"'
+    done = subprocess.run(
+        ["bash", "-c", shell, "-", *argv], env=env, cwd=cwd, input=PING, timeout=60
+    )
+    assert done.returncode == 0
+    return int((cwd / "ignored").read_text().split()[1], 16)
+
+
+def test_the_server_ignores_what_the_host_ignored_and_nothing_else(
+    env: dict[str, str], fake_codex: FakeCodex, tmp_path: Path
+) -> None:
+    """As from a plain exec: ``nohup`` (SIGHUP ignored) reaches the server; the signals
+    the supervisor ignores for itself do not."""
+    stopping = 1 << (signal.SIGHUP - 1) | 1 << (signal.SIGINT - 1) | 1 << (signal.SIGQUIT - 1)
+    stopping |= 1 << (signal.SIGTERM - 1)
+    assert ignored_signals(env, fake_codex, tmp_path, "") & stopping == 0
+    hup = 1 << (signal.SIGHUP - 1)
+    assert ignored_signals(env, fake_codex, tmp_path, "HUP") & stopping == hup

@@ -103,6 +103,21 @@ def test_the_operators_opt_out_runs_it_unsandboxed(
     assert "UNSANDBOXED" in done.stderr
 
 
+def test_a_stream_the_caller_closed_is_dev_null_for_the_command(
+    env: dict[str, str], workspace: Path, tmp_path: Path
+) -> None:
+    """``wrap ... 2>&- 0<&-``: the command gets /dev/null on those fds, as wrap has, never
+    a closed fd that its first open file would take."""
+    options = ["--codex", str(tmp_path / "absent" / "codex"), "--allow-unsandboxed"]
+    script = "readlink /proc/$$/fd/0 /proc/$$/fd/2 > fds"
+    argv = [*WRAP, *options, "--", "sh", "-c", script]
+    done = subprocess.run(
+        ["bash", "-c", '"$@" 0<&- 2>&-', "-", *argv], env=env, cwd=workspace, timeout=120
+    )
+    assert done.returncode == 0
+    assert (workspace / "fds").read_text().split() == ["/dev/null", "/dev/null"]
+
+
 def test_a_permission_profile_goes_to_codex_sandbox(
     env: dict[str, str], workspace: Path, fake_codex: FakeCodex
 ) -> None:

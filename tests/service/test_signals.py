@@ -8,9 +8,10 @@ import os
 import signal
 from pathlib import Path
 
+import psutil
 import pytest
 
-from tests.conftest import HostEnv
+from tests.conftest import HostEnv, run_cli
 from tests.fakes import FakeCodex, install_fake_codex
 from tests.processes import dies_soon
 from tests.service.helper import (
@@ -69,6 +70,36 @@ def test_a_request_past_the_grace_gets_an_error_and_its_probe_is_killed(
         assert answer["error"]["reason"] == "shutting_down"
     assert dies_soon(probe_pid)
     assert not os.path.lexists(helper.socket)
+
+
+def test_a_stop_of_the_whole_tree_during_a_probe_caches_no_verdict(
+    helper: Helper, host_env: HostEnv, fake_codex: FakeCodex
+) -> None:
+    """A service manager stopping the helper's whole tree at once (systemd's control
+    group): the probe's step dies of that SIGTERM, which says nothing of the binary, so
+    no failed verdict is stored for the next resolve to read."""
+    fake_codex.set_fault("slow_start", seconds=60, step="version")
+    with connect(helper.socket) as client:
+        client.sendall(
+            json.dumps({"v": 1, "op": "resolve", "codex": str(fake_codex.path)}).encode() + b"\n"
+        )
+        wait_until(lambda: fake_codex.contexts() != [])  # the probe's first step runs
+        step = fake_codex.contexts()[0]["pid"]
+        root = psutil.Process(helper.process.pid)
+        tree = [root, *root.children(recursive=True)]
+        assert step in {process.pid for process in tree}
+        for process in tree:
+            process.send_signal(signal.SIGTERM)
+        answer = json.loads(read_line(client))
+        assert answer["result"]["reason"] == "spawn_failed", answer
+        assert "stopped from outside" in answer["result"]["detail"]
+    assert helper.process.wait(timeout=30) == 0
+    fake_codex.set_fault(None)
+    done = run_cli(
+        "resolve", "--json", "--via", "local", "--codex", str(fake_codex.path), env=host_env.env
+    )
+    assert done.returncode == 0, done.stdout
+    assert json.loads(done.stdout)["from_cache"] is False  # probed again: nothing was stored
 
 
 def test_sighup_rereads_the_config_file(helper: Helper, host_env: HostEnv, tmp_path: Path) -> None:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import errno
 import os
 import re
+import signal
 import time
 from pathlib import Path
 
@@ -41,6 +42,9 @@ __all__ = ["EXCERPT_CHARS", "TRANSIENT_ERRNOS", "probe_below", "probe_launcher"]
 EXCERPT_CHARS = 2048
 #: Spawn errors that say the host is short of resources now, not that the binary is bad.
 TRANSIENT_ERRNOS = frozenset({errno.EAGAIN, errno.ENOMEM, errno.EMFILE, errno.ENFILE})
+#: Signals the probe never sends a step (a deadline kills it, and says so): one that ends a
+#: step came from outside, a host or service manager stopping the caller's whole tree.
+STOPPING_SIGNALS = frozenset({signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGQUIT})
 
 #: What ``--version`` prints (a pattern: compiled on its first use, by ``re``'s cache).
 _VERSION = r"codex-cli (\S+)\n?"
@@ -146,6 +150,13 @@ class _Probe:
             raise _Failed(
                 Reason.PROBE_TIMEOUT,
                 f"{name}: the probe's deadline passed; the process tree was killed",
+                transient=True,
+            )
+        if -(finished.exit_status or 0) in STOPPING_SIGNALS:
+            raise _Failed(
+                Reason.SPAWN_FAILED,
+                f"{name}: {_status_text(finished.exit_status or 0)}, which the probe never "
+                "sends: the process tree was stopped from outside; nothing is known of the binary",
                 transient=True,
             )
         return _Run(step, finished)

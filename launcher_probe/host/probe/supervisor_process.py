@@ -19,9 +19,10 @@ bare interpreter start-up.
   is reported: nothing a step starts outlives it.
 - When its parent dies (watched on a pidfd, so it does not depend on which thread started
   it, unlike ``PR_SET_PDEATHSIG``) or closes the socket, it kills everything below it,
-  reaps it and exits. It ignores SIGTERM, SIGINT, SIGHUP and SIGQUIT (a step gets them
-  back at their defaults): sent to the caller's whole group or tree at once, they are the
-  caller's to act on, and this process must outlive the caller to end what it leaves.
+  reaps it and exits. It ignores SIGTERM, SIGINT, SIGHUP and SIGQUIT (a step gets back
+  at its default each one the caller did not ignore): sent to the caller's whole tree at
+  once, they are the caller's to act on, and this process must outlive the caller to end
+  what it leaves.
 
 The protocol: one message per SOCK_SEQPACKET packet.
 
@@ -51,18 +52,22 @@ _PR_SET_CHILD_SUBREAPER = 36
 #: Room for one spawn message (argv and environment); a larger one is refused with EMSGSIZE.
 MESSAGE_LIMIT = 1 << 20
 _FD_SPACE = _socket.CMSG_SPACE(3 * 4)
-#: Ignored here: a signal sent to every process of the caller's group or tree (Ctrl-C in a
-#: terminal, a host that SIGTERMs each descendant) is the caller's to handle, and it must
-#: find this process alive to end what runs below it; it ends when its caller does.
+#: Ignored here: a signal sent to every process of the caller's tree at once (a host that
+#: SIGTERMs each descendant) is the caller's to act on, and it must find this process
+#: alive to end what runs below it; it ends when its caller does.
 _IGNORED_SIGNALS = (_signal.SIGTERM, _signal.SIGINT, _signal.SIGHUP, _signal.SIGQUIT)
-#: What the interpreter or this process ignores and a step must get back at their defaults.
-_RESET_SIGNALS = (_signal.SIGPIPE, _signal.SIGXFSZ, *_IGNORED_SIGNALS)
+#: What the interpreter ignores at start-up and a step must get back at their defaults.
+_INTERPRETER_IGNORES = (_signal.SIGPIPE, _signal.SIGXFSZ)
 
 
 def main() -> None:
     """``SOCKET_FD PARENT_PID``: serve one probe's steps, then leave nothing behind."""
+    # A step gets back at their defaults those this process ignores, but not one the
+    # caller ignored already (``nohup``): that it inherits, as from a plain exec.
+    defaults = list(_INTERPRETER_IGNORES)
     for number in _IGNORED_SIGNALS:
-        _signal.signal(number, _signal.SIG_IGN)
+        if _signal.signal(number, _signal.SIG_IGN) != _signal.SIG_IGN:
+            defaults.append(number)
     channel = _socket.socket(fileno=int(sys.argv[1]))
     posix.set_inheritable(channel.fileno(), False)
     try:
@@ -80,7 +85,7 @@ def main() -> None:
         return
     try:
         channel.send(b"ready")
-        _serve(channel, parent, keeper)
+        _serve(channel, parent, keeper, tuple(defaults))
     finally:
         _kill_all()
     posix._exit(0)  # nothing to flush or finalize: the parent waits for this exit
@@ -118,7 +123,7 @@ def _keep() -> "NoReturn":
         posix._exit(0)
 
 
-def _serve(channel: _socket.socket, parent: int, keeper: int) -> None:
+def _serve(channel: _socket.socket, parent: int, keeper: int, defaults: tuple[int, ...]) -> None:
     """Answer requests until the socket closes or the parent or the keeper dies."""
     step: tuple[int, int] | None = None  # its pid and pidfd
     while True:
@@ -154,7 +159,7 @@ def _serve(channel: _socket.socket, parent: int, keeper: int) -> None:
                 if step is not None:  # not yet reaped: its group id is still its own
                     _signal_group(step[0], int(message[7:]))
             elif message.startswith(b"spawn\0") and len(received) in (2, 3) and step is None:
-                step = _spawn(channel, message, received)
+                step = _spawn(channel, message, received, defaults)
         finally:
             for fd in received:
                 posix.close(fd)
@@ -175,7 +180,9 @@ def _signal_group(pid: int, number: int) -> None:
         pass
 
 
-def _spawn(channel: _socket.socket, message: bytes, stdio: list[int]) -> tuple[int, int] | None:
+def _spawn(
+    channel: _socket.socket, message: bytes, stdio: list[int], defaults: tuple[int, ...]
+) -> tuple[int, int] | None:
     """Start one step in its own session with ``stdio`` as its stdout and stderr (or stdin,
     stdout and stderr; else stdin is /dev/null, the supervisor's own); report ``started
     PID`` or ``error ERRNO``."""
@@ -193,7 +200,7 @@ def _spawn(channel: _socket.socket, message: bytes, stdio: list[int]) -> tuple[i
                 for number, fd in enumerate(stdio, start=3 - len(stdio))
             ],
             setsid=True,
-            setsigdef=_RESET_SIGNALS,
+            setsigdef=defaults,
         )
     except OSError as error:
         channel.send(b"error %d" % (error.errno or 0))
