@@ -415,15 +415,26 @@ def test_sigterm_to_every_process_of_the_tree_leaves_nothing_running(
         assert client.process.wait(30) == 128 + signal.SIGKILL  # the server's, after the grace
 
 
-#: A server whose clean-up on SIGINT takes a while (the behaviour under test, no
-#: synchronisation), then tells the host it is done and exits 3.
+#: A server whose clean-up on its first SIGINT says it began, waits for the host's ``go``
+#: line, then says it is done and exits 3.
 CLEANING_SERVER = """\
-import json, signal, sys, time
-def cleaned(number, frame):
-    time.sleep(0.5)
+import json, os, signal, sys
+def say(data):
     print(json.dumps({"jsonrpc": "2.0", "method": "notifications/message",
-                      "params": {"data": "cleaned up"}}), flush=True)
+                      "params": {"data": data}}), flush=True)
+def cleaned(number, frame):
+    # the proxy forwards the host's signal too, at any time: one clean-up, then none
+    # (exiting would restore SIGINT's default, so a late one would end it with 130)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if cleaning:
+        return
+    cleaning.append(number)
+    say("cleaning")
+    while not os.read(0, 64).endswith(b"\\n"):
+        pass
+    say("cleaned up")
     sys.exit(3)
+cleaning = []
 signal.signal(signal.SIGINT, cleaned)
 for line in sys.stdin:
     asked = json.loads(line)
@@ -431,11 +442,19 @@ for line in sys.stdin:
 """
 
 
+def ignores(process: psutil.Process, number: int) -> bool:
+    """Whether ``process`` ignores signal ``number`` (its ``SigIgn`` mask)."""
+    with open(f"/proc/{process.pid}/status") as status:
+        (mask,) = [line.split()[1] for line in status if line.startswith("SigIgn:")]
+    return bool(int(mask, 16) >> (number - 1) & 1)
+
+
 def test_sigint_to_every_process_of_the_tree_lets_the_server_clean_up(
     env: dict[str, str], tmp_path: Path, fake_codex: FakeCodex
 ) -> None:
     """A signal each process of the tree gets at once is the proxy's to act on: the
-    supervisor ignores it, so the server ends as it chooses, never killed on the way."""
+    supervisor ignores it (an ignored signal is dropped as it is sent), so the server
+    ends as it chooses, never killed on the way."""
     argv = [*PROXY, "--codex", str(fake_codex.path), "--", sys.executable, "-c", CLEANING_SERVER]
     client = ProxyClient(argv, env=env, errlog=tmp_path / "proxy.err")
     try:
@@ -445,6 +464,9 @@ def test_sigint_to_every_process_of_the_tree_lets_the_server_clean_up(
         assert len(tree) == 4  # the proxy, the supervisor's two processes, the server
         for process in tree:
             process.send_signal(signal.SIGINT)
+        assert client.read()["params"]["data"] == "cleaning"
+        assert all(ignores(process, signal.SIGINT) for process in tree[1:3])
+        client.send_raw(b"go\n")
         assert client.read()["params"]["data"] == "cleaned up"
         assert client.process.wait(30) == 3
     finally:

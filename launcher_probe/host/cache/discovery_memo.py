@@ -10,33 +10,33 @@ before it matched nothing; and after one that found no candidate at all (``not_f
 then every place searched was absent and every glob place matched nothing, and the memo
 keeps the withheld answer's detail and places searched. It records those inputs: the
 variables' values (the memo's file name is their digest, so each environment has its own),
-the effective uid and its name, the config file's walk (or that it is absent), the home directory as
-discovery takes it (``paths.rules.home_directory``) and the identity of each profile and
-``~/.npmrc`` there (of the file a symlink leads to: what discovery reads), the ancestors
-that could be the harness read from ``/proc`` (pid, start time, executable, command line of
-each whose executable or command line names ``codex``: ``harness.py`` takes no other, so
-the shell that started this process decides nothing) -- all of these read *before*
-discovery, so that a change while it and the probe run is a difference, never recorded as
-what it saw (``observed``) --, each earlier place, each glob place's pattern and matches up
-to the chosen place (when a glob found it, it is that glob's newest match), and the chosen
-source and path (none for ``not_found``). A glob is replayed by matching it again with the
-function discovery uses (``native/newest.py``): the same matches, within the cap, or a
-miss. When that path reaches its native binary through a shim, dispatcher or wrapper, it
-also records the binary and the trace (``paths/trace.py``) of every path native resolution
-looked at (``native/trail.py``: the shim, the ``package.json`` files, the platform
-package's directories, the places tried before): a resolution that listed a directory (a
-glob) is no memo; nor is a discovery below an ancestor running a script named as Codex's,
-before any Codex executable, when that script is a file or symlink (judged on its mode and
-``#!`` line, which no replay compares; one absent or a directory is recorded and compared).
-An ancestor whose executable cannot be read (it made itself undumpable, as Codex does) and
-whose ``argv[0]`` is an absolute path named as a Codex executable counts as one running
-that file (psutil takes it whenever one may run it): a memo only when it is the place found.
-The replay compares every one of them, replays the trace, then asks the record on disk
-(``VerdictCache.published``: freshness, the walk replayed, symlinks alone or that binary),
-or, for ``not_found``, answers it withheld again (with no probe, no record is needed); any
-difference, or anything it cannot read, is a miss: full discovery, as without a memo. A
-memo file is distrusted on read like a record, removed by ``cache clear``, and by a sweep
-once it was not written for a day (``store.STALE_MEMO_SECONDS``).
+the effective uid and its name, the config file's walk (or that it is absent), the home
+directory as discovery takes it (``paths.rules.home_directory``) and the identity of each
+profile and ``~/.npmrc`` there (of the file a symlink leads to: what discovery reads), the
+ancestors that could be the harness read from ``/proc`` (pid, start time, executable,
+command line of each whose executable or command line names ``codex``: ``harness.py`` takes
+no other, so the shell that started this process decides nothing) -- all of these read
+*before* discovery, so that a change while it and the probe run is a difference, never
+recorded as what it saw (``observed``) --, each earlier place, each glob place's pattern
+and matches up to the chosen place (when a glob found it, it is that glob's newest match),
+and the chosen source and path (none for ``not_found``). A glob is replayed by matching it
+again with the function discovery uses (``native/newest.py``): the same matches, within the
+cap, or a miss. When that path reaches its native binary through a shim, dispatcher or
+wrapper, it also records the binary and the trace (``paths/trace.py``) of every path native
+resolution looked at (``native/trail.py``: the shim, the ``package.json`` files, the
+platform package's directories, the places tried before): a resolution that listed a
+directory (a glob) is no memo; nor is a discovery below an ancestor running a script named
+as Codex's, before any Codex executable, when that script is a file or symlink (judged on
+its mode and ``#!`` line, which no replay compares; one absent or a directory is recorded
+and compared). An ancestor whose executable cannot be read (it made itself undumpable, as
+Codex does) and whose ``argv[0]`` is an absolute path named as a Codex executable counts as
+one running that file (psutil takes it whenever one may run it): a memo only when it is the
+place found. The replay compares every one of them, replays the trace, then asks the record
+on disk (``VerdictCache.published``: freshness, the walk replayed, symlinks alone or that
+binary), or, for ``not_found``, answers it withheld again (with no probe, no record is
+needed); any difference, or anything it cannot read, is a miss: full discovery, as without
+a memo. A memo file is distrusted on read like a record, removed by ``cache clear``, and by
+a sweep once it was not written for a day (``store.STALE_MEMO_SECONDS``).
 """
 
 from __future__ import annotations
@@ -258,12 +258,12 @@ def _harness_scripts(ancestors: list[list[Any]], place: dict[str, str] | None) -
         known = line.endswith(b"\0") or (len(line) >= _COMMAND_READ and len(argv) > 2)
         if not known or (len(argv) <= 2 and b" " in line):
             return None  # cut short, or a title set over it (psutil splits that at spaces)
-        first = os.fsdecode(argv[0])
-        if exe is None and os.path.isabs(first) and is_codex_executable(first):
+        named = [os.fsdecode(arg) for arg in argv[:2]]
+        if exe is None and os.path.isabs(named[0]) and is_codex_executable(named[0]):
             # psutil takes it for the unreadable executable once one may run it: then it
             # is the harness (its record's walk is replayed), else no replay compares it
-            return scripts if place == {"source": "harness", "path": first} else None
-        script = script_named([os.fsdecode(arg) for arg in argv[:2]])
+            return scripts if place == {"source": "harness", "path": named[0]} else None
+        script = script_named(named)
         if script is None:
             continue
         cwd = None if os.path.isabs(script) else _cwd(pid)

@@ -152,10 +152,11 @@ class _Probe:
                 f"{name}: the probe's deadline passed; the process tree was killed",
                 transient=True,
             )
-        if -(finished.exit_status or 0) in STOPPING_SIGNALS:
+        status = finished.exit_status or 0
+        if -status in STOPPING_SIGNALS:
             raise _Failed(
                 Reason.SPAWN_FAILED,
-                f"{name}: {_status_text(finished.exit_status or 0)}, which the probe never "
+                f"{name}: {_status_text(status)}, which the probe never "
                 "sends: the process tree was stopped from outside; nothing is known of the binary",
                 transient=True,
             )
