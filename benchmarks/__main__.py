@@ -7,7 +7,8 @@ own venv, each CLI command a fresh process, no helper running unless the row is 
 the helper; the real Codex CLI from ``scripts/fetch-codex``. Run it through
 ``scripts/bench``, which builds that venv.
 
-Usage: python -m benchmarks VENV CODEX [--quick] [--only TEXT] [RUNS]  (scripts/bench runs it so)
+Usage: python -m benchmarks VENV CODEX [--quick] [--only TEXT] [--attempts N] [RUNS]
+(scripts/bench runs it so)
 """
 
 from __future__ import annotations
@@ -19,10 +20,20 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 from benchmarks import cache, cli, helper, helper_load, inprocess, proxy
-from benchmarks.core import Env, Row, Section, components, cpu_ticks, stolen_share, table
+from benchmarks.core import (
+    STEAL_LIMIT,
+    Env,
+    Row,
+    Section,
+    components,
+    cpu_ticks,
+    stolen_share,
+    table,
+)
 
 #: ``(title, rows(env, runs, requests))`` in the order they run: the herds last, so that
 #: no other row is measured on a machine they loaded (the helper's section ends with its
@@ -43,17 +54,34 @@ SECTIONS: list[tuple[str, Callable[[Env, int, int], list[Row]]]] = [
 ]
 
 
-def measure(env: Env, runs: int, requests: int, only: str | None = None) -> list[Section]:
+#: The most times a section is measured.
+ATTEMPTS = 3
+
+
+def measure(
+    env: Env, runs: int, requests: int, only: str | None = None, attempts: int = ATTEMPTS
+) -> list[Section]:
     """Every section (whose title holds ``only``), in order, each with the load, the CPU
-    time stolen and the binary's component count."""
+    time stolen and the binary's component count. A section measured while more than
+    ``STEAL_LIMIT`` was stolen is measured again, up to ``attempts`` times in all; the
+    attempt kept is the one with the least stolen (chosen on the steal alone, never on
+    what it measured)."""
     count = components(env.codex)
     measured = []
     for title, rows in SECTIONS:
         if only is not None and only not in title:
             continue
-        load, ticks = os.getloadavg(), cpu_ticks()
-        found = rows(env, runs, requests)
-        measured.append(Section(title, found, load, stolen_share(ticks, cpu_ticks()), count))
+        kept: Section | None = None
+        for attempt in range(1, attempts + 1):
+            load, ticks = os.getloadavg(), cpu_ticks()
+            found = rows(env, runs, requests)
+            stolen = stolen_share(ticks, cpu_ticks())
+            if kept is None or (stolen or 0.0) < (kept.stolen or 0.0):
+                kept = Section(title, found, load, stolen, count, attempt)
+            if stolen is None or stolen <= STEAL_LIMIT:
+                break
+        assert kept is not None
+        measured.append(replace(kept, attempts=attempt))
     return measured
 
 
@@ -66,7 +94,17 @@ def main(argv: list[str]) -> int:
     parser.add_argument(
         "--only", metavar="TEXT", help="only the sections whose title holds TEXT (e.g. herds)"
     )
+    parser.add_argument(
+        "--attempts",
+        type=int,
+        default=ATTEMPTS,
+        metavar="N",
+        help=f"measure a section up to N times in all while the hypervisor takes more than "
+        f"{STEAL_LIMIT:.0%} of the CPU (default {ATTEMPTS}; 1: never again)",
+    )
     args = parser.parse_args(argv)
+    if args.attempts < 1:
+        parser.error("--attempts must be at least 1")
     runs = args.runs or (5 if args.quick else 20)
     import launcher_probe
 
@@ -79,7 +117,7 @@ def main(argv: list[str]) -> int:
             LAUNCHER_PROBE_CACHE_DIR=str(env.scratch / "in-process"),
             LAUNCHER_PROBE_SOCKET=env.env["LAUNCHER_PROBE_SOCKET"],
         )
-        sections = measure(env, runs, 1000 if args.quick else 2000, args.only)
+        sections = measure(env, runs, 1000 if args.quick else 2000, args.only, args.attempts)
     loads = [", ".join(f"{value:.2f}" for value in each) for each in (load, os.getloadavg())]
     print(
         f"launcher-probe bench: {runs} samples per row, {os.cpu_count()} CPUs, "
@@ -87,8 +125,9 @@ def main(argv: list[str]) -> int:
         f"{loads[1]} at the end"
     )
     print(table(sections))
-    missed = sum(1 for each in sections for row in each.rows if row.verdict == "NOT met")
-    print(f"\n{missed} goal(s) not met; {time.monotonic() - started:.0f} s")
+    missed = [each.noisy for each in sections for row in each.rows if row.verdict == "NOT met"]
+    noisy = f" ({sum(missed)} of them in a section over the steal limit)" if any(missed) else ""
+    print(f"\n{len(missed)} goal(s) not met{noisy}; {time.monotonic() - started:.0f} s")
     return 0
 
 

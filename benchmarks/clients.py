@@ -5,6 +5,7 @@ this machine (the same clients, a server that only reads a line and writes one).
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import time
 from collections.abc import Sequence
@@ -224,11 +225,14 @@ class OpenLoop:
 
 
 class EchoServer:
-    """The bare echo server on ``path``, answering every line with ``answer``."""
+    """The bare echo server on ``path``, answering every line with ``answer``; its socket
+    is removed when it is closed (a section measured again binds the path anew)."""
 
     def __init__(self, python: str, path: str, answer: str) -> None:
+        self.path = path
         self.process = _started([python, "-I", "-S", "-c", ECHO, path, answer])
 
     def close(self) -> None:
         self.process.kill()
         self.process.wait()
+        os.unlink(self.path)

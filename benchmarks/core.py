@@ -165,6 +165,11 @@ def stolen_share(before: tuple[int, int] | None, after: tuple[int, int] | None) 
     return (after[0] - before[0]) / (after[1] - before[1])
 
 
+#: A section during which the hypervisor took more than this share of the CPU time wanted
+#: is measured again (its rows would show the stalls, not the code).
+STEAL_LIMIT = 0.05
+
+
 @dataclass(frozen=True)
 class Section:
     """A group of rows, measured one after the other: its title, the load average when
@@ -177,10 +182,24 @@ class Section:
     load: tuple[float, float, float]
     stolen: float | None
     components: int
+    #: Which measurement of the section this is, and how many were made (more than one:
+    #: the hypervisor took more than ``STEAL_LIMIT`` before; the least stolen is kept).
+    attempt: int = 1
+    attempts: int = 1
+
+    @property
+    def noisy(self) -> bool:
+        """The hypervisor took more than ``STEAL_LIMIT`` even in the attempt kept: the
+        rows show its stalls as much as the code."""
+        return self.stolen is not None and self.stolen > STEAL_LIMIT
 
     def header(self) -> str:
         load = ", ".join(f"{value:.2f}" for value in self.load)
         stolen = "" if self.stolen is None else f"; CPU stolen {self.stolen:.1%}"
+        if self.attempts > 1:
+            stolen += f", attempt {self.attempt} of {self.attempts}"
+        if self.noisy:
+            stolen += f", over {STEAL_LIMIT:.0%}: noise-bound"
         return f"== {self.title} (load average {load}{stolen}; codex: {self.components} components)"
 
 
