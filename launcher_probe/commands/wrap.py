@@ -43,6 +43,12 @@ def run(args: argparse.Namespace) -> int:
         say(f"warning: running {command[0]!r} UNSANDBOXED (--allow-unsandboxed): {lines[0]}")
         return _exec(command, search=True)
     launcher = decision.descriptor
+    from launcher_probe.proxy.stdio_pipes import pipes_for_sockets
+
+    try:
+        pipes_for_sockets()
+    except OSError as error:
+        raise InputRejected(f"cannot give the command pipes for its stdio: {error}") from error
     if state is None:
         return _exec([launcher.codex_executable, "sandbox", "-P", profile, "--", *command])
     return _exec(SandboxRequest(state, launcher).command(command))

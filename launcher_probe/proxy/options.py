@@ -84,7 +84,12 @@ def add_proxy_arguments(parser: argparse.ArgumentParser) -> None:
 
 def add_wrap_arguments(parser: argparse.ArgumentParser) -> None:
     """The options of ``launcher-probe wrap``."""
-    parser.description = f"{parser.description}. See docs/hosts.md for what composes with it."
+    parser.description = (
+        f"{parser.description}. A stdin, stdout or stderr that is a socket (Node and Electron "
+        "hosts make them) becomes a pipe, copied outside the sandbox. A server on asyncio "
+        "(the Python MCP SDK) needs --network here, or proxy. See docs/hosts.md for what "
+        "composes with it."
+    )
     add_launcher_arguments(parser)
     add_policy_arguments(parser)
     parser.add_argument(

@@ -1,0 +1,285 @@
+"""``wrap`` under a host that hands the server socket pairs (Node, Electron): the sandboxed
+command gets pipes, copied outside the sandbox; and the two facts of Codex's sandbox that
+docs/hosts.md states (socket calls denied on a socket pair, so an ``asyncio`` loop is never
+woken from a thread), checked on the real CLI of every version."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import psutil
+import pytest
+
+from tests.proxy.test_wrap import WRAP, wrap
+
+#: What a Node server does before it reads a byte: libuv asks a socket stdio its name.
+NODE_SERVER = r"""
+const fs = require("fs");
+console.error("node server up");
+function answer(id, result) {
+  process.stdout.write(JSON.stringify({jsonrpc: "2.0", id, result}) + "\n");
+}
+let pending = "";
+process.stdin.on("data", (data) => {
+  pending += data;
+  let end;
+  while ((end = pending.indexOf("\n")) >= 0) {
+    const message = JSON.parse(pending.slice(0, end));
+    pending = pending.slice(end + 1);
+    if (message.method === "initialize") {
+      answer(message.id, {protocolVersion: message.params.protocolVersion,
+        capabilities: {tools: {}}, serverInfo: {name: "node-test", version: "0"}});
+    } else if (message.method === "tools/list") {
+      answer(message.id, {tools: [{name: "write", inputSchema: {type: "object",
+        properties: {path: {type: "string"}}}}]});
+    } else if (message.method === "tools/call") {
+      let text = "written";
+      try { fs.writeFileSync(message.params.arguments.path, "made\n"); }
+      catch (error) { text = error.message; }
+      answer(message.id, {content: [{type: "text", text}]});
+    } else if (message.id !== undefined) {
+      answer(message.id, {});
+    }
+  }
+});
+"""
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 0,
+    "method": "initialize",
+    "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {}},
+}
+
+
+@pytest.fixture
+def node() -> str:
+    found = shutil.which("node")
+    if found is None:
+        pytest.skip("node is not installed")
+    return found
+
+
+@pytest.fixture
+def marked(env: dict[str, str]) -> Iterator[dict[str, str]]:
+    """``env`` with a mark of its own; every process started with it is gone at the end."""
+    mark = uuid.uuid4().hex
+    yield {**env, "LAUNCHER_PROBE_TEST_MARK": mark}
+    assert _marked_processes(mark) == []
+
+
+def _marked_processes(mark: str) -> list[psutil.Process]:
+    def has_mark(process: psutil.Process) -> bool:
+        try:
+            return process.environ().get("LAUNCHER_PROBE_TEST_MARK") == mark
+        except (psutil.Error, OSError):
+            return False
+
+    gone = psutil.wait_procs([p for p in psutil.process_iter() if has_mark(p)], timeout=10)
+    return gone[1]
+
+
+class SocketHost:
+    """A host as libuv makes one: a socket pair for each of the server's fds 0 to 2."""
+
+    def __init__(self, argv: list[str], env: dict[str, str], cwd: Path) -> None:
+        pairs = [socket.socketpair() for _ in range(3)]
+        self.stdin, self.stdout, self.stderr = (ours for ours, _ in pairs)
+        theirs = [their.fileno() for _, their in pairs]
+        self.process = subprocess.Popen(
+            argv, stdin=theirs[0], stdout=theirs[1], stderr=theirs[2], env=env, cwd=cwd
+        )
+        for _, their in pairs:
+            their.close()
+        self.stdout.settimeout(60)
+        self.stderr.settimeout(60)
+        self.pending = b""
+
+    def send(self, message: object) -> None:
+        self.stdin.sendall(json.dumps(message).encode() + b"\n")
+
+    def read(self) -> object:
+        while b"\n" not in self.pending:
+            chunk = self.stdout.recv(1 << 16)
+            assert chunk, "the server closed its stdout"
+            self.pending += chunk
+        line, _, self.pending = self.pending.partition(b"\n")
+        return json.loads(line)
+
+    def said(self, text: bytes) -> None:
+        """Read the server's stderr until ``text`` (a whole line) has come."""
+        seen = b""
+        while not seen.startswith(text) and b"\n" + text not in seen:
+            chunk = self.stderr.recv(1 << 16)
+            assert chunk, f"the server's stderr ended: {seen!r}"
+            seen += chunk
+
+    def close(self) -> int:
+        """Close the host's ends (the server's stdin ends); its exit status."""
+        for ours in (self.stdin, self.stdout, self.stderr):
+            ours.close()
+        return self.process.wait(60)
+
+    def __enter__(self) -> SocketHost:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        """On the way out of a failed test too: nothing of the server is left."""
+        for ours in (self.stdin, self.stdout, self.stderr):
+            ours.close()
+        if self.process.poll() is None:
+            below = psutil.Process(self.process.pid).children(recursive=True)
+            for pid in (self.process.pid, *(process.pid for process in below)):
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)
+            self.process.wait()
+
+
+def _state(env: dict[str, str], cwd: Path, *options: str) -> str:
+    return subprocess.run(
+        [sys.executable, "-m", "launcher_probe", "proxy", *options, "--print-state"],
+        env=env, cwd=cwd, capture_output=True, text=True, check=True,
+    ).stdout.strip()  # fmt: skip
+
+
+#: Each socket call a Node or asyncio server makes on a socket pair: its errno name, or ok.
+SOCKET_CALLS = r"""
+import errno, socket
+ours, theirs = socket.socketpair()
+for name, call in (("getsockname", ours.getsockname), ("send", lambda: ours.send(b"x")),
+                   ("shutdown", lambda: ours.shutdown(socket.SHUT_WR))):
+    try:
+        call()
+        print(name, "ok")
+    except OSError as error:
+        print(name, errno.errorcode[error.errno])
+"""
+
+
+SOCKET_CALLS_NAMED = ("getsockname", "send", "shutdown")
+
+
+@pytest.mark.real_codex
+@pytest.mark.parametrize(("options", "outcome"), [((), "EPERM"), (("--network",), "ok")])
+def test_a_restricted_network_denies_socket_calls_on_a_socket_pair(
+    env: dict[str, str], workspace: Path, real_codex: Path, options: tuple[str, ...], outcome: str
+) -> None:
+    state = _state(env, workspace, *options)
+    argv = [str(real_codex), "sandbox", "--sandbox-state-json", state, "--"]
+    done = subprocess.run(
+        [*argv, sys.executable, "-I", "-S", "-c", SOCKET_CALLS],
+        env=env, cwd=workspace, capture_output=True, text=True, timeout=120, check=True,
+    )  # fmt: skip
+    assert done.stdout.split("\n")[:3] == [f"{call} {outcome}" for call in SOCKET_CALLS_NAMED]
+
+
+#: An asyncio loop handed a result by a thread (what the MCP SDK's stdio reader does):
+#: whether that woke it, or only its own timer 3 s later.
+WOKEN_FROM_A_THREAD = r"""
+import asyncio, os, threading
+async def main():
+    loop = asyncio.get_running_loop()
+    waiting = threading.Event()  # set as the loop goes to wait: the thread answers then
+    loop.call_soon(waiting.set)
+    started = loop.time()
+    handed = loop.run_in_executor(None, waiting.wait)
+    await asyncio.wait([handed], timeout=3)  # the timeout's timer wakes the loop
+    print("woken" if loop.time() - started < 1.5 else "never woken", flush=True)
+    os._exit(0)  # asyncio.run's end waits for the executor's thread to say it ended
+asyncio.run(main())
+"""
+
+
+@pytest.mark.real_codex
+@pytest.mark.parametrize(("options", "said"), [((), "never woken"), (("--network",), "woken")])
+def test_an_asyncio_loop_is_woken_from_a_thread_only_with_the_network(
+    env: dict[str, str], workspace: Path, real_codex: Path, options: tuple[str, ...], said: str
+) -> None:
+    command = [sys.executable, "-I", "-S", "-c", WOKEN_FROM_A_THREAD]
+    done = wrap(env, workspace, "--codex", str(real_codex), *options, "--", *command)
+    assert (done.returncode, done.stdout) == (0, f"{said}\n"), done.stderr
+
+
+@pytest.mark.real_codex
+def test_a_node_server_answers_a_host_that_gives_it_socket_pairs(
+    marked: dict[str, str], workspace: Path, real_codex: Path, node: str
+) -> None:
+    argv = [*WRAP, "--codex", str(real_codex), "--", node, "-e", NODE_SERVER]
+    with SocketHost(argv, marked, workspace) as host:
+        host.send(INITIALIZE)
+        assert host.read() == {
+            "jsonrpc": "2.0",
+            "id": 0,
+            "result": {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {"tools": {}},
+                "serverInfo": {"name": "node-test", "version": "0"},
+            },
+        }
+        host.said(b"node server up\n")
+        call = {"name": "write", "arguments": {"path": str(workspace / "x")}}
+        host.send({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": call})
+        assert "read-only file system" in json.dumps(host.read())
+        assert not (workspace / "x").exists()
+        assert host.close() == 0
+
+
+@pytest.mark.real_codex
+def test_bytes_pass_unchanged_both_ways_and_nothing_is_left(
+    marked: dict[str, str], workspace: Path, real_codex: Path
+) -> None:
+    """A MiB and an unterminated line through ``cat``: the same bytes back, in order; the
+    host's half-close ends the command's stdin, its exit ends the host's stdout, and the
+    copiers are gone with them (``marked``)."""
+    argv = [*WRAP, "--codex", str(real_codex), "--", "cat"]
+    sent = os.urandom(1 << 20).replace(b"\n", b"") + b"\nno newline at the end"
+    with SocketHost(argv, marked, workspace) as host:
+
+        def send() -> None:  # while the host reads: cat answers before it reads all
+            host.stdin.sendall(sent)
+            host.stdin.shutdown(socket.SHUT_WR)
+
+        sender = threading.Thread(target=send)
+        sender.start()
+        received = b""
+        while chunk := host.stdout.recv(1 << 16):
+            received += chunk
+        sender.join()
+        assert received == sent
+        assert host.close() == 0
+
+
+@pytest.mark.real_codex
+def test_the_mcp_inspector_runs_a_wrapped_node_server(
+    marked: dict[str, str], workspace: Path, real_codex: Path, mcp_inspector: Path, node: str
+) -> None:
+    """A Node host no one here wrote, starting the server through ``wrap`` (it drops the
+    ``--``): the server answers; under read-only its write fails, under workspace-write
+    it lands."""
+    server = workspace.parent / "server.js"
+    server.write_text(NODE_SERVER)
+    target = workspace / "made.txt"
+    for sandbox, expected in (("read-only", "read-only file system"), ("workspace-write",
+                              "written")):  # fmt: skip
+        argv = [str(mcp_inspector), "--cli", *WRAP, "--codex", str(real_codex)]
+        argv += ["--sandbox", sandbox, node, str(server)]
+        argv += ["--method", "tools/call", "--tool-name", "write", "--tool-arg", f"path={target}"]
+        path = f"{os.path.dirname(node)}:{marked['PATH']}"
+        done = subprocess.run(
+            argv, env={**marked, "PATH": path}, cwd=workspace,
+            capture_output=True, text=True, timeout=120, check=False,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert expected in json.loads(done.stdout)["content"][0]["text"]
+        assert target.exists() == (sandbox == "workspace-write")
+    assert target.read_text() == "made\n"
