@@ -148,6 +148,25 @@ class _TerminatingSignalsUnwind:
             _signal.signal(each, handler)
 
 
+class _ChildrenWaitedFor:
+    """Within the ``with`` block SIGCHLD is at its default: a caller that ignores it (an
+    exec keeps that) has the kernel reap what the command starts before it is waited for,
+    and every probe would fail (``spawn_failed``), ``codex sandbox`` too. Afterwards it is
+    restored; elsewhere than the main thread nothing changes."""
+
+    def __enter__(self) -> None:
+        self.ignored = _signal.getsignal(_signal.SIGCHLD) == _signal.SIG_IGN
+        if self.ignored:
+            try:
+                _signal.signal(_signal.SIGCHLD, _signal.SIG_DFL)
+            except ValueError:  # not the main thread
+                self.ignored = False
+
+    def __exit__(self, *exception: object) -> None:
+        if self.ignored:
+            _signal.signal(_signal.SIGCHLD, _signal.SIG_IGN)
+
+
 def _plain_command(words: list[str]) -> Callable[[], int] | None:
     """The command ``words`` name when it is a plain ``resolve`` (run without building the
     parser, whose import and subparsers cost more than a warm resolve); else None."""
@@ -193,7 +212,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     # printed its own document (a withheld decision, say) before failing.
     written = stdout_writes() if "--json" in options else None
     try:
-        with _TerminatingSignalsUnwind():
+        with _TerminatingSignalsUnwind(), _ChildrenWaitedFor():
             plain = _plain_command(words)
             if plain is not None:
                 return plain()

@@ -8,6 +8,7 @@ import os
 
 from launcher_probe.commands.common import write_stdout
 from launcher_probe.errors import InputRejected, NothingUsable, UsageError
+from launcher_probe.exec_signals import defaults_for_exec
 from launcher_probe.messages import say, say_warnings
 from launcher_probe.proxy.options import (
     add_wrap_arguments,
@@ -57,8 +58,9 @@ def run(args: argparse.Namespace) -> int:
 def _exec(argv: list[str], *, search: bool = False) -> int:
     """Replace this process with ``argv`` (no shell in between)."""
     try:
-        if search:  # the operator's opt-out: the command itself, found on PATH
-            os.execvp(argv[0], argv)  # noqa: S606
-        os.execv(argv[0], argv)  # noqa: S606
+        with defaults_for_exec():
+            if search:  # the operator's opt-out: the command itself, found on PATH
+                os.execvp(argv[0], argv)  # noqa: S606
+            os.execv(argv[0], argv)  # noqa: S606
     except OSError as error:
         raise InputRejected(f"cannot execute {argv[0]!r}: {error.strerror}") from error

@@ -3,13 +3,17 @@
 Node and Electron hosts start a stdio server with socket pairs as its fds 0 to 2 (libuv's
 pipes). With the network restricted, Codex's sandbox denies every socket call but reading
 and writing, on a socket pair too, and a Node server asks ``getsockname`` of its stdio
-before it reads a byte: it dies at start-up. So each of fds 0, 1 and 2 that is a socket
-becomes a pipe, and a copier process outside the sandbox moves the bytes between that
-socket and the pipe, unchanged and in order. A copier holds those two fds alone; it ends
-when its source ends (passing the end on) or its sink's reader is gone, and ignores the
-signals a host sends a whole process group to stop it (its server's last words still
-reach the host; a SIGKILL ends it as any process). It is forked twice, so that it is
-nobody's child to reap (init's, or a subreaper's).
+before it reads a byte: it dies at start-up. So each of fds 0, 1 and 2 that is a connected
+stream socket becomes a pipe, and a copier process outside the sandbox moves the bytes
+between that socket and the pipe, unchanged and in order (fds 1 and 2 on one socket share
+one pipe and one copier, so that their order holds too). Any other socket (listening,
+datagram) is handed on as it is.
+
+A copier holds those two fds alone; it ends when its source ends (passing the end on) or
+its sink's reader is gone, waits when a non-blocking socket is full, and ignores the
+signals a host sends a whole process group to stop it, so that it ends with the server,
+after the last of its output. It is forked twice, so that it is nobody's child: init's,
+or the nearest subreaper's, which reaps it when it ends.
 """
 
 from __future__ import annotations
@@ -18,8 +22,7 @@ import os
 import select
 import signal
 import stat
-
-from launcher_probe.fd_write import write_all
+from contextlib import suppress
 
 #: The host's stdin, stdout and stderr.
 STDIO = (0, 1, 2)
@@ -31,38 +34,86 @@ _GONE = select.POLLERR | select.POLLHUP
 
 
 def pipes_for_sockets() -> None:
-    """Make each of fds 0 to 2 that is a socket a pipe to or from a copier of that socket;
-    OSError when a pipe or a process cannot be made (nothing is then started)."""
-    for fd in STDIO:
-        if _is_socket(fd):
-            _copied(fd, inbound=fd == 0)
-
-
-def _is_socket(fd: int) -> bool:
+    """Make each of fds 0 to 2 that is a connected stream socket a pipe to or from a copier
+    of that socket. OSError when a pipe or a copier cannot be made: then no fd is changed,
+    and the copiers already started end (the other end of their pipe is gone). SIGCHLD
+    must not be ignored (the kernel would reap the forked child before it is waited for)."""
+    made: list[tuple[list[int], int]] = []
     try:
-        return stat.S_ISSOCK(os.fstat(fd).st_mode)
+        for fds in _stream_sockets():
+            made.append((fds, _copier(fds[0], inbound=fds[0] == 0)))
+    except BaseException:
+        for _, kept in made:
+            os.close(kept)
+        raise
+    for fds, kept in made:
+        for fd in fds:
+            os.dup2(kept, fd)
+        os.close(kept)
+
+
+def _stream_sockets() -> list[list[int]]:
+    """Fds 0 to 2 that are connected stream sockets: fd 0 alone, fds 1 and 2 together when
+    they are one socket."""
+    groups: list[list[int]] = []
+    outbound: dict[tuple[int, int], list[int]] = {}
+    for fd in STDIO:
+        identity = _connected_stream(fd)
+        if identity is None:
+            continue
+        if fd != 0 and identity in outbound:
+            outbound[identity].append(fd)
+            continue
+        groups.append([fd])
+        if fd != 0:
+            outbound[identity] = groups[-1]
+    return groups
+
+
+def _connected_stream(fd: int) -> tuple[int, int] | None:
+    """The socket's identity when ``fd`` is a connected stream socket, else None."""
+    try:
+        status = os.fstat(fd)
     except OSError:  # closed: the command gets /dev/null there (cli._standard_streams)
-        return False
+        return None
+    if not stat.S_ISSOCK(status.st_mode):
+        return None
+    import socket  # a socket stdio only
+
+    with socket.socket(fileno=os.dup(fd)) as probe:  # closes the duplicate alone
+        if probe.type != socket.SOCK_STREAM:
+            return None
+        if probe.getsockopt(socket.SOL_SOCKET, socket.SO_ACCEPTCONN):
+            return None
+    return status.st_dev, status.st_ino
 
 
-def _copied(fd: int, *, inbound: bool) -> None:
-    """Replace ``fd`` by a pipe end; its copier moves the socket's bytes into the pipe
-    (``inbound``) or the pipe's into the socket."""
+def _copier(fd: int, *, inbound: bool) -> int:
+    """Start the copier of socket ``fd``: into a pipe (``inbound``) or out of one. The
+    pipe's end for the command; OSError when the copier cannot be started."""
     read_end, write_end = os.pipe()
     source, sink, kept = (fd, write_end, read_end) if inbound else (read_end, fd, write_end)
     try:
         child = os.fork()
-        if child == 0:  # the child forks the copier and exits at once
+        if child == 0:  # forks the copier, then exits with the fork's errno or 0
+            status = 1
             try:
                 if os.fork() == 0:
                     _copy(source, sink)
+                status = 0
+            except OSError as error:
+                status = error.errno or 1
             finally:
-                os._exit(0)
-        os.waitpid(child, 0)
-        os.dup2(kept, fd)
+                os._exit(status)
+        failed = os.waitstatus_to_exitcode(os.waitpid(child, 0)[1])
+        if failed:
+            raise OSError(failed, f"cannot start a copier process ({os.strerror(failed)})")
+    except BaseException:
+        os.close(kept)
+        raise
     finally:
-        os.close(read_end)
-        os.close(write_end)
+        os.close(write_end if inbound else read_end)
+    return kept
 
 
 def _copy(source: int, sink: int) -> None:
@@ -70,25 +121,42 @@ def _copy(source: int, sink: int) -> None:
     for number in _OUTLIVED:
         signal.signal(number, signal.SIG_IGN)
     signal.signal(signal.SIGPIPE, signal.SIG_DFL)
-    start = 0
-    for kept in sorted((source, sink)):
-        if start < kept:  # (an empty range is not nothing to CPython 3.11: it closes all)
-            os.closerange(start, kept)
-        start = kept + 1
-    os.closerange(start, os.sysconf("SC_OPEN_MAX"))
+    _close_all_but({source, sink})
     watched = select.poll()
     watched.register(source, select.POLLIN)
     watched.register(sink, 0)  # reports only that its reader is gone
-    try:
+    writable = select.poll()
+    writable.register(sink, select.POLLOUT)
+    with suppress(OSError):
         while True:
             events = dict(watched.poll())
             if events.get(sink, 0) & _GONE:
                 break
-            if events.get(source):
+            if not events.get(source):
+                continue
+            try:
                 chunk = os.read(source, _READ_SIZE)
-                if not chunk:
-                    break
-                write_all(sink, chunk)
-    except OSError:
-        pass
+            except BlockingIOError:  # a non-blocking socket: nothing after all
+                continue
+            if not chunk:
+                break
+            view = memoryview(chunk)
+            while view:
+                try:
+                    view = view[os.write(sink, view) :]
+                except BlockingIOError:  # a non-blocking socket, full: wait for room
+                    writable.poll()
     os._exit(0)
+
+
+def _close_all_but(kept: set[int]) -> None:
+    """Close every fd of this process but ``kept``, however high (the soft limit may have
+    been lowered below an fd already open)."""
+    try:
+        open_fds = [int(name) for name in os.listdir("/dev/fd")]
+    except OSError:
+        open_fds = list(range(os.sysconf("SC_OPEN_MAX")))
+    for fd in open_fds:
+        if fd not in kept:
+            with suppress(OSError):  # the listing's own fd, closed already
+                os.close(fd)

@@ -18,6 +18,8 @@ from collections.abc import Mapping, Sequence
 from types import TracebackType
 from typing import Any, NoReturn
 
+from launcher_probe.exec_signals import defaults_for_exec
+
 __all__ = ["PreparedCommand"]
 
 
@@ -60,11 +62,12 @@ class PreparedCommand:
         """Replace this process with the command (``fexecve`` of the launcher on Linux);
         OSError when it cannot be executed."""
         environment = dict(os.environ if env is None else env)
-        if self._fd is not None:
-            os.execve(self._fd, self.argv, environment)  # noqa: S606 (no shell, by design)
-        if self.sandboxed:
-            os.execve(self.argv[0], self.argv, environment)  # noqa: S606
-        os.execvpe(self.argv[0], self.argv, environment)  # noqa: S606 (the opt-out: PATH)
+        with defaults_for_exec():
+            if self._fd is not None:
+                os.execve(self._fd, self.argv, environment)  # noqa: S606 (no shell, by design)
+            if self.sandboxed:
+                os.execve(self.argv[0], self.argv, environment)  # noqa: S606
+            os.execvpe(self.argv[0], self.argv, environment)  # noqa: S606 (the opt-out: PATH)
 
     def close(self) -> None:
         if self._fd is not None:

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.fakes import FakeCodex
+from tests.server.test_exec import INTERPRETER_IGNORED, SIGPIPE_BIT
 
 WRAP = (sys.executable, "-m", "launcher_probe", "wrap")
 
@@ -131,3 +132,21 @@ def test_a_profile_and_policy_options_together_are_a_usage_error(
 ) -> None:
     done = wrap(env, workspace, "-P", "build", "--network", "--", "true")
     assert done.returncode == 2 and "takes the place of the policy options" in done.stderr
+
+
+@pytest.mark.real_codex
+def test_the_command_gets_the_signals_python_ignores_at_their_defaults(
+    env: dict[str, str], workspace: Path, tmp_path: Path, real_codex: Path
+) -> None:
+    """As ``subprocess`` does: else it starts with SIGPIPE and SIGXFSZ ignored (a ``cmd |
+    head`` fails with EPIPE instead of ending). Codex itself gives what it runs SIGPIPE
+    ignored (it is a Rust program): only SIGXFSZ is ours to give back there; the
+    operator's opt-out runs the command with both at their defaults."""
+    command = ["grep", "^SigIgn:", "/proc/self/status"]
+    sandboxed = wrap(env, workspace, "--codex", str(real_codex), "--", *command)
+    assert sandboxed.returncode == 0, sandboxed.stderr
+    assert int(sandboxed.stdout.split()[1], 16) & INTERPRETER_IGNORED == SIGPIPE_BIT
+    options = ["--codex", str(tmp_path / "absent" / "codex"), "--allow-unsandboxed"]
+    unsandboxed = wrap(env, workspace, *options, "--", *command)
+    assert unsandboxed.returncode == 0, unsandboxed.stderr
+    assert int(unsandboxed.stdout.split()[1], 16) & INTERPRETER_IGNORED == 0

@@ -92,13 +92,30 @@ def _marked_processes(mark: str) -> list[psutil.Process]:
 class SocketHost:
     """A host as libuv makes one: a socket pair for each of the server's fds 0 to 2."""
 
-    def __init__(self, argv: list[str], env: dict[str, str], cwd: Path) -> None:
+    def __init__(
+        self,
+        argv: list[str],
+        env: dict[str, str],
+        cwd: Path,
+        *,
+        stderr_on_stdout: bool = False,
+        blocking: bool = True,
+        ignoring_sigchld: bool = False,
+    ) -> None:
+        """``stderr_on_stdout``: one socket for both (``2>&1``); ``blocking``: the server's
+        ends as libuv leaves them (False: non-blocking, as some hosts hand them);
+        ``ignoring_sigchld``: the server starts with SIGCHLD ignored."""
         pairs = [socket.socketpair() for _ in range(3)]
         self.stdin, self.stdout, self.stderr = (ours for ours, _ in pairs)
+        for _, their in pairs:
+            their.setblocking(blocking)
         theirs = [their.fileno() for _, their in pairs]
+        if stderr_on_stdout:
+            theirs[2] = theirs[1]
         self.process = subprocess.Popen(
-            argv, stdin=theirs[0], stdout=theirs[1], stderr=theirs[2], env=env, cwd=cwd
-        )
+            argv, stdin=theirs[0], stdout=theirs[1], stderr=theirs[2], env=env, cwd=cwd,
+            preexec_fn=_ignoring_sigchld if ignoring_sigchld else None,
+        )  # fmt: skip
         for _, their in pairs:
             their.close()
         self.stdout.settimeout(60)
@@ -143,6 +160,18 @@ class SocketHost:
                 with contextlib.suppress(ProcessLookupError):
                     os.kill(pid, signal.SIGKILL)
             self.process.wait()
+
+
+def _ignoring_sigchld() -> None:
+    signal.signal(signal.SIGCHLD, signal.SIG_IGN)
+
+
+def _all_of(stream: socket.socket, size: int = 1 << 16) -> bytes:
+    """What ``stream`` gives until its end, read ``size`` bytes at a time."""
+    received = b""
+    while chunk := stream.recv(size):
+        received += chunk
+    return received
 
 
 def _state(env: dict[str, str], cwd: Path, *options: str) -> str:
@@ -251,9 +280,7 @@ def test_bytes_pass_unchanged_both_ways_and_nothing_is_left(
 
         sender = threading.Thread(target=send)
         sender.start()
-        received = b""
-        while chunk := host.stdout.recv(1 << 16):
-            received += chunk
+        received = _all_of(host.stdout)
         sender.join()
         assert received == sent
         assert host.close() == 0
@@ -283,3 +310,67 @@ def test_the_mcp_inspector_runs_a_wrapped_node_server(
         assert expected in json.loads(done.stdout)["content"][0]["text"]
         assert target.exists() == (sandbox == "workspace-write")
     assert target.read_text() == "made\n"
+
+
+@pytest.mark.real_codex
+def test_stdout_and_stderr_on_one_socket_keep_their_order(
+    marked: dict[str, str], workspace: Path, real_codex: Path
+) -> None:
+    """``2>&1`` from the host: one pipe and one copier for both, so the lines come in the
+    order the command wrote them."""
+    script = "for i in $(seq 300); do echo o$i; echo e$i >&2; done"
+    argv = [*WRAP, "--codex", str(real_codex), "--", "sh", "-c", script]
+    with SocketHost(argv, marked, workspace, stderr_on_stdout=True) as host:
+        host.stdin.shutdown(socket.SHUT_WR)
+        lines = _all_of(host.stdout).decode().splitlines()
+        assert host.close() == 0
+    written = [line for line in lines if not line.startswith("WARNING: ")]  # Codex's own
+    assert written == [f"{stream}{i}" for i in range(1, 301) for stream in "oe"]
+
+
+@pytest.mark.real_codex
+def test_a_non_blocking_socket_loses_nothing(
+    marked: dict[str, str], workspace: Path, real_codex: Path
+) -> None:
+    """A host that hands non-blocking sockets, read slowly: the copier waits for room."""
+    argv = [*WRAP, "--codex", str(real_codex), "--", "head", "-c", str(4 << 20), "/dev/zero"]
+    with SocketHost(argv, marked, workspace, blocking=False) as host:
+        assert len(_all_of(host.stdout, 1024)) == 4 << 20
+        assert host.close() == 0
+
+
+@pytest.mark.real_codex
+def test_a_host_that_ignores_sigchld(
+    marked: dict[str, str], workspace: Path, real_codex: Path
+) -> None:
+    """A host's ignored SIGCHLD would have the kernel reap what the command starts before
+    it is waited for: the probe (a cache never used), the copier's first fork, what
+    ``codex sandbox`` starts. The command puts it at its default for its run."""
+    argv = [*WRAP, "--codex", str(real_codex), "--", "echo", "served"]
+    with SocketHost(argv, marked, workspace, ignoring_sigchld=True) as host:
+        assert _all_of(host.stdout) == b"served\n"
+        assert host.close() == 0
+
+
+@pytest.mark.real_codex
+def test_a_listening_socket_is_handed_on_as_it_is(
+    marked: dict[str, str], workspace: Path, tmp_path: Path, real_codex: Path
+) -> None:
+    """Only a connected stream socket becomes a pipe: a listening one (socket activation)
+    reaches the command itself."""
+    listening = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listening.bind(str(tmp_path / "listening.sock"))
+    listening.listen()
+    ours, theirs = socket.socketpair()
+    command = ["sh", "-c", "readlink /proc/self/fd/0 /proc/self/fd/1"]
+    process = subprocess.Popen(
+        [*WRAP, "--codex", str(real_codex), "--", *command],
+        stdin=listening.fileno(), stdout=theirs.fileno(), env=marked, cwd=workspace,
+    )  # fmt: skip
+    listening.close()
+    theirs.close()
+    ours.settimeout(60)
+    shown = _all_of(ours).decode().split()
+    ours.close()
+    assert process.wait(60) == 0
+    assert [kind.split(":")[0] for kind in shown] == ["socket", "pipe"]

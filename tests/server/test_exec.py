@@ -264,3 +264,25 @@ def test_exec_under_the_real_sandbox(
     assert written.returncode == 1
     assert "Read-only file system" in written.stderr
     assert not outside.exists()
+
+
+#: SIGPIPE and SIGXFSZ, which the interpreter ignores at start-up, in ``SigIgn``'s mask;
+#: Codex's sandbox gives what it runs SIGPIPE ignored itself (it is a Rust program).
+SIGPIPE_BIT = 1 << (13 - 1)
+INTERPRETER_IGNORED = SIGPIPE_BIT | 1 << (25 - 1)
+
+
+def test_exec_gives_the_command_the_signals_python_ignores_at_their_defaults(
+    isolated: HostEnv, real_codex: Path, workspace: Path
+) -> None:
+    """As ``subprocess`` does (but SIGPIPE, which Codex ignores for what it runs); the
+    operator's opt-out runs the command with both at their defaults."""
+    command = ["grep", "^SigIgn:", "/proc/self/status"]
+    for launcher, allowed, ignored in (
+        (real_codex, [], SIGPIPE_BIT),
+        (None, ["--allow-unsandboxed"], 0),
+    ):
+        meta = meta_json(launcher, read_only_state(workspace))
+        shown = run_cli("exec", "--meta", meta, *allowed, "--", *command, env=isolated.env)
+        assert shown.returncode == 0, shown.stderr
+        assert int(shown.stdout.split()[1], 16) & INTERPRETER_IGNORED == ignored
