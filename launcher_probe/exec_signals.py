@@ -7,17 +7,24 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 #: What the interpreter ignores at start-up. An ignored signal stays ignored across
-#: ``exec``, so without this a command run by ``wrap`` or ``exec`` would start with
-#: SIGPIPE ignored (a ``cmd | head`` inside then fails with EPIPE instead of ending);
-#: ``subprocess`` does the same for its children (``restore_signals``).
+#: ``exec``: without this, what ``exec`` and ``wrap`` run would start with SIGXFSZ ignored,
+#: and, opted out of the sandbox, SIGPIPE too (a ``cmd | head`` then fails with EPIPE
+#: instead of ending); ``subprocess`` does the same for its children (``restore_signals``).
+#: Codex's sandbox itself gives what it runs SIGPIPE ignored (it is a Rust program).
 INTERPRETER_IGNORES = (signal.SIGPIPE, signal.SIGXFSZ)
 
 
 @contextmanager
 def defaults_for_exec() -> Iterator[None]:
     """Inside, the signals the interpreter ignores are at their defaults, for an exec; they
-    are put back when the block is left (the exec failed)."""
-    previous = [(number, signal.signal(number, signal.SIG_DFL)) for number in INTERPRETER_IGNORES]
+    are put back when the block is left (the exec failed). Off the main thread, where no
+    handler can be set, nothing changes."""
+    previous = []
+    try:
+        for number in INTERPRETER_IGNORES:
+            previous.append((number, signal.signal(number, signal.SIG_DFL)))
+    except ValueError:  # not the main thread
+        pass
     try:
         yield
     finally:

@@ -44,15 +44,21 @@ def run(args: argparse.Namespace) -> int:
         say(f"warning: running {command[0]!r} UNSANDBOXED (--allow-unsandboxed): {lines[0]}")
         return _exec(command, search=True)
     launcher = decision.descriptor
+    if state is None:
+        argv = [launcher.codex_executable, "sandbox", "-P", profile, "--", *command]
+    else:
+        argv = SandboxRequest(state, launcher).command(command)
     from launcher_probe.proxy.stdio_pipes import pipes_for_sockets
 
     try:
-        pipes_for_sockets()
+        put_back = pipes_for_sockets()
     except OSError as error:
         raise InputRejected(f"cannot give the command pipes for its stdio: {error}") from error
-    if state is None:
-        return _exec([launcher.codex_executable, "sandbox", "-P", profile, "--", *command])
-    return _exec(SandboxRequest(state, launcher).command(command))
+    try:
+        return _exec(argv)
+    except InputRejected:
+        put_back()  # the host's own sockets again (main may run in a host's process)
+        raise
 
 
 def _exec(argv: list[str], *, search: bool = False) -> int:

@@ -22,6 +22,7 @@ import os
 import select
 import signal
 import stat
+from collections.abc import Callable
 from contextlib import suppress
 
 #: The host's stdin, stdout and stderr.
@@ -33,11 +34,12 @@ _READ_SIZE = 1 << 16
 _GONE = select.POLLERR | select.POLLHUP
 
 
-def pipes_for_sockets() -> None:
+def pipes_for_sockets() -> Callable[[], None]:
     """Make each of fds 0 to 2 that is a connected stream socket a pipe to or from a copier
-    of that socket. OSError when a pipe or a copier cannot be made: then no fd is changed,
-    and the copiers already started end (the other end of their pipe is gone). SIGCHLD
-    must not be ignored (the kernel would reap the forked child before it is waited for)."""
+    of that socket; what puts the sockets back (should the exec fail: the copiers then
+    end, the other end of their pipe gone). OSError when a pipe or a copier cannot be
+    made: then no fd is changed, and the copiers already started end. SIGCHLD must not be
+    ignored (the kernel would reap the forked child before it is waited for)."""
     made: list[tuple[list[int], int]] = []
     try:
         for fds in _stream_sockets():
@@ -46,10 +48,18 @@ def pipes_for_sockets() -> None:
         for _, kept in made:
             os.close(kept)
         raise
+    originals = {fd: os.dup(fd) for fds, _ in made for fd in fds}
     for fds, kept in made:
         for fd in fds:
             os.dup2(kept, fd)
         os.close(kept)
+
+    def put_back() -> None:
+        for fd, original in originals.items():
+            os.dup2(original, fd)
+            os.close(original)
+
+    return put_back
 
 
 def _stream_sockets() -> list[list[int]]:
@@ -84,6 +94,10 @@ def _connected_stream(fd: int) -> tuple[int, int] | None:
         if probe.type != socket.SOCK_STREAM:
             return None
         if probe.getsockopt(socket.SOL_SOCKET, socket.SO_ACCEPTCONN):
+            return None
+        try:
+            probe.getpeername()
+        except OSError:  # ENOTCONN: never connected
             return None
     return status.st_dev, status.st_ino
 

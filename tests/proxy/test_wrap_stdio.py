@@ -15,7 +15,7 @@ import subprocess
 import sys
 import threading
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import psutil
@@ -352,25 +352,67 @@ def test_a_host_that_ignores_sigchld(
         assert host.close() == 0
 
 
-@pytest.mark.real_codex
-def test_a_listening_socket_is_handed_on_as_it_is(
-    marked: dict[str, str], workspace: Path, tmp_path: Path, real_codex: Path
-) -> None:
-    """Only a connected stream socket becomes a pipe: a listening one (socket activation)
-    reaches the command itself."""
+def _listening(path: Path) -> socket.socket:
     listening = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    listening.bind(str(tmp_path / "listening.sock"))
+    listening.bind(str(path))
     listening.listen()
+    return listening
+
+
+@pytest.mark.real_codex
+@pytest.mark.parametrize(
+    "made",
+    [
+        _listening,
+        lambda _: socket.socket(socket.AF_UNIX, socket.SOCK_STREAM),  # never connected
+        lambda _: socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM),
+    ],
+    ids=["listening", "unconnected", "datagram"],
+)
+def test_a_socket_that_is_no_connected_stream_is_handed_on_as_it_is(
+    marked: dict[str, str],
+    workspace: Path,
+    tmp_path: Path,
+    real_codex: Path,
+    made: Callable[[Path], socket.socket],
+) -> None:
+    """Only a connected stream socket becomes a pipe: another one (a listening one for
+    socket activation, say) reaches the command itself."""
+    given = made(tmp_path / "given.sock")
     ours, theirs = socket.socketpair()
     command = ["sh", "-c", "readlink /proc/self/fd/0 /proc/self/fd/1"]
     process = subprocess.Popen(
         [*WRAP, "--codex", str(real_codex), "--", *command],
-        stdin=listening.fileno(), stdout=theirs.fileno(), env=marked, cwd=workspace,
+        stdin=given.fileno(), stdout=theirs.fileno(), env=marked, cwd=workspace,
     )  # fmt: skip
-    listening.close()
+    given.close()
     theirs.close()
     ours.settimeout(60)
     shown = _all_of(ours).decode().split()
     ours.close()
     assert process.wait(60) == 0
     assert [kind.split(":")[0] for kind in shown] == ["socket", "pipe"]
+
+
+#: A host's own Python process running ``wrap`` whose exec fails (the argument list is
+#: too long): its fd 1, a socket, is that socket again afterwards.
+IN_PROCESS_HOST = r"""
+import os, socket, sys
+from launcher_probe.cli import main
+ours, theirs = socket.socketpair()
+os.dup2(theirs.fileno(), 1)
+status = main(["wrap", "--codex", sys.argv[1], "--", "true", "x" * 300_000])
+print(status, os.readlink("/proc/self/fd/1").split(":")[0], file=sys.stderr)
+"""
+
+
+@pytest.mark.real_codex
+def test_a_failed_exec_puts_the_hosts_sockets_back(
+    marked: dict[str, str], workspace: Path, real_codex: Path
+) -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", IN_PROCESS_HOST, str(real_codex)],
+        env=marked, cwd=workspace, capture_output=True, text=True, timeout=120, check=True,
+    )  # fmt: skip
+    assert "Argument list too long" in done.stderr
+    assert done.stderr.splitlines()[-1] == "4 socket"

@@ -286,3 +286,21 @@ def test_exec_gives_the_command_the_signals_python_ignores_at_their_defaults(
         shown = run_cli("exec", "--meta", meta, *allowed, "--", *command, env=isolated.env)
         assert shown.returncode == 0, shown.stderr
         assert int(shown.stdout.split()[1], 16) & INTERPRETER_IGNORED == ignored
+
+
+#: ``exec`` run by a thread of a host's own Python process, not the main one (no signal
+#: handler can be set there).
+OFF_THE_MAIN_THREAD = r"""
+import sys, threading
+from launcher_probe.cli import main
+words = ["exec", "--allow-unsandboxed", "--meta", "{}", "--", "echo", "ran"]
+threading.Thread(target=main, args=(words,)).start()
+"""
+
+
+def test_exec_off_the_main_thread(isolated: HostEnv) -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", OFF_THE_MAIN_THREAD],
+        env=isolated.env, capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert (done.returncode, done.stdout) == (0, "ran\n"), done.stderr
