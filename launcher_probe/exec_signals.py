@@ -10,7 +10,8 @@ from contextlib import contextmanager
 #: ``exec``: without this, what ``exec`` and ``wrap`` run would start with SIGXFSZ ignored,
 #: and, opted out of the sandbox, SIGPIPE too (a ``cmd | head`` then fails with EPIPE
 #: instead of ending); ``subprocess`` does the same for its children (``restore_signals``).
-#: Codex's sandbox itself gives what it runs SIGPIPE ignored (it is a Rust program).
+#: Codex's sandbox itself gives what it runs SIGPIPE ignored (it is a Rust program). The
+#: supervisor keeps its own copy (``supervisor_process``: it imports C modules alone).
 INTERPRETER_IGNORES = (signal.SIGPIPE, signal.SIGXFSZ)
 
 

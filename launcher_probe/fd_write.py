@@ -7,7 +7,15 @@ import os
 
 
 def write_all(fd: int, data: bytes | bytearray | memoryview) -> None:
-    """Write every byte of ``data`` (OSError as ``os.write`` raises it)."""
+    """Write every byte of ``data``; on a non-blocking fd that is full (a host may hand one
+    on), wait for room as a blocking one would. OSError as ``os.write`` raises it."""
     view = memoryview(data)
     while view:
-        view = view[os.write(fd, view) :]
+        try:
+            view = view[os.write(fd, view) :]
+        except BlockingIOError:
+            import select  # a non-blocking fd only
+
+            room = select.poll()
+            room.register(fd, select.POLLOUT)
+            room.poll()

@@ -25,8 +25,10 @@ import stat
 from collections.abc import Callable
 from contextlib import suppress
 
+from launcher_probe.fd_write import write_all
+
 #: The host's stdin, stdout and stderr.
-STDIO = (0, 1, 2)
+_STDIO = (0, 1, 2)
 #: What a host sends a process group to stop it: the server's exit ends its copiers.
 _OUTLIVED = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGQUIT)
 _READ_SIZE = 1 << 16
@@ -67,7 +69,7 @@ def _stream_sockets() -> list[list[int]]:
     they are one socket."""
     groups: list[list[int]] = []
     outbound: dict[tuple[int, int], list[int]] = {}
-    for fd in STDIO:
+    for fd in _STDIO:
         identity = _connected_stream(fd)
         if identity is None:
             continue
@@ -139,8 +141,6 @@ def _copy(source: int, sink: int) -> None:
     watched = select.poll()
     watched.register(source, select.POLLIN)
     watched.register(sink, 0)  # reports only that its reader is gone
-    writable = select.poll()
-    writable.register(sink, select.POLLOUT)
     with suppress(OSError):
         while True:
             events = dict(watched.poll())
@@ -154,12 +154,7 @@ def _copy(source: int, sink: int) -> None:
                 continue
             if not chunk:
                 break
-            view = memoryview(chunk)
-            while view:
-                try:
-                    view = view[os.write(sink, view) :]
-                except BlockingIOError:  # a non-blocking socket, full: wait for room
-                    writable.poll()
+            write_all(sink, chunk)  # a full non-blocking socket is waited for
     os._exit(0)
 
 

@@ -56,7 +56,8 @@ _FD_SPACE = _socket.CMSG_SPACE(3 * 4)
 #: SIGTERMs each descendant) is the caller's to act on, and it must find this process
 #: alive to end what runs below it; it ends when its caller does.
 _IGNORED_SIGNALS = (_signal.SIGTERM, _signal.SIGINT, _signal.SIGHUP, _signal.SIGQUIT)
-#: What the interpreter ignores at start-up and a step must get back at their defaults.
+#: What the interpreter ignores at start-up and a step must get back at their defaults
+#: (``exec_signals.INTERPRETER_IGNORES``, which this module may not import).
 _INTERPRETER_IGNORES = (_signal.SIGPIPE, _signal.SIGXFSZ)
 
 
