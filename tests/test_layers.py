@@ -25,7 +25,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "launcher_probe.errors",
         "launcher_probe.extras",
         "launcher_probe.interpreter_name",
-        "launcher_probe.fd_write",
+        "launcher_probe.fd_io",
         "launcher_probe.exec_signals",
         "launcher_probe.json_core",
         "launcher_probe.json_output",

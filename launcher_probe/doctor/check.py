@@ -28,7 +28,7 @@ from launcher_probe.doctor.fixes import (
     SERVER_NOT_STARTED,
 )
 from launcher_probe.doctor.servers import ServerConfig
-from launcher_probe.fd_write import write_all
+from launcher_probe.fd_io import write_all
 from launcher_probe.host.probe.bounded_run import Step, start_step
 from launcher_probe.host.probe.supervisor_client import NotReady, Supervisor
 

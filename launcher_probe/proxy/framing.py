@@ -3,11 +3,10 @@ one partial message is held, and it is handed on without a copy once its line en
 
 from __future__ import annotations
 
-import os
 from _thread import LockType
 from collections.abc import Callable
 
-from launcher_probe.fd_write import write_all
+from launcher_probe.fd_io import read_some, write_all
 
 #: Bytes asked of the kernel per read.
 READ_SIZE = 1 << 16
@@ -34,7 +33,7 @@ def pump(
     """
     partial = bytearray()
     sink_ok = True
-    while chunk := os.read(source, READ_SIZE):
+    while chunk := read_some(source, READ_SIZE):
         out: list[bytes | bytearray] = []
         start, end = 0, chunk.find(b"\n")
         if end >= 0 and partial:

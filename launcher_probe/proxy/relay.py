@@ -18,7 +18,7 @@ import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, suppress
 
-from launcher_probe.fd_write import write_all
+from launcher_probe.fd_io import write_all
 from launcher_probe.proxy.capabilities import ServerCapabilities
 from launcher_probe.proxy.child import Child, exit_status
 from launcher_probe.proxy.framing import pump

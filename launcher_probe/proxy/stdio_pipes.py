@@ -25,7 +25,7 @@ import stat
 from collections.abc import Callable
 from contextlib import suppress
 
-from launcher_probe.fd_write import write_all
+from launcher_probe.fd_io import write_all
 
 #: The host's stdin, stdout and stderr.
 _STDIO = (0, 1, 2)

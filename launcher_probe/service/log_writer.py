@@ -13,7 +13,7 @@ import threading
 import time
 from logging.handlers import QueueHandler
 
-from launcher_probe.fd_write import write_all
+from launcher_probe.fd_io import write_all
 
 #: Lines waiting for stderr at most; beyond, new ones are dropped (and counted).
 MAX_QUEUED = 1024

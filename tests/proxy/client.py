@@ -24,15 +24,25 @@ def proxy_argv(options: list[str], server_args: list[str]) -> list[str]:
 
 
 class ProxyClient:
-    """The proxy started as ``argv`` (see ``proxy_argv``), its stderr to ``errlog``."""
+    """The proxy started as ``argv`` (see ``proxy_argv``), its stderr to ``errlog``; with
+    ``non_blocking``, its stdin and stdout are pipes whose ends it holds are non-blocking (a
+    host may hand such fds on)."""
 
-    def __init__(self, argv: list[str], *, env: dict[str, str], errlog: Path) -> None:
-        with errlog.open("wb") as stderr:
-            self.process = subprocess.Popen(
-                argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr, env=env
-            )
-        assert self.process.stdin is not None and self.process.stdout is not None
-        self.stdin, self.stdout = self.process.stdin, self.process.stdout
+    def __init__(
+        self, argv: list[str], *, env: dict[str, str], errlog: Path, non_blocking: bool = False
+    ) -> None:
+        (their_in, ours_in), (ours_out, their_out) = os.pipe(), os.pipe()
+        os.set_blocking(their_in, not non_blocking)
+        os.set_blocking(their_out, not non_blocking)
+        try:
+            with errlog.open("wb") as stderr:
+                self.process = subprocess.Popen(
+                    argv, stdin=their_in, stdout=their_out, stderr=stderr, env=env
+                )
+        finally:
+            os.close(their_in)
+            os.close(their_out)
+        self.stdin, self.stdout = os.fdopen(ours_in, "wb"), os.fdopen(ours_out, "rb")
         self.buffer = b""
         self.next_id = 0
 

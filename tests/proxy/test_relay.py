@@ -41,7 +41,10 @@ def start(
     started: list[ProxyClient] = []
 
     def starter(
-        *server_args: str, options: tuple[str, ...] = (), supervised: bool = True
+        *server_args: str,
+        options: tuple[str, ...] = (),
+        supervised: bool = True,
+        non_blocking: bool = False,
     ) -> ProxyClient:
         policy = [] if "--state" in options else ["--cwd", str(workspace)]
         base = ["--codex", str(fake_codex.path), *policy, *options]
@@ -53,7 +56,8 @@ def start(
             argv[0] = str(interpreter)  # outside its venv: given the venv's packages
             packages = os.pathsep.join([env["PYTHONPATH"], *site.getsitepackages()])
             environment = {**env, "PYTHONPATH": packages}
-        client = ProxyClient(argv, env=environment, errlog=tmp_path / "proxy.err")
+        errlog = tmp_path / "proxy.err"
+        client = ProxyClient(argv, env=environment, errlog=errlog, non_blocking=non_blocking)
         started.append(client)
         return client
 
@@ -320,6 +324,21 @@ def test_a_32_mib_result_and_a_large_request_arrive_whole(start: Any, record: Pa
     padding = "y" * (3 << 20)  # a request spanning many reads, rewritten
     meta = client.answer(client.call("meta", {"pad": padding}))["result"]["structuredContent"]
     assert SANDBOX_STATE_KEY in meta["meta"]
+
+
+def test_a_hosts_non_blocking_stdin_and_stdout_carry_every_message_whole(
+    start: Any, record: Path
+) -> None:
+    client = start("--capable", non_blocking=True)  # the proxy reads before a byte is sent
+    client.initialize()
+    size = 4 << 20  # fills the host's stdout many times over
+    answer = client.answer(client.call("big", {"size": size}))
+    assert answer["result"]["content"][0]["text"] == "x" * size
+    padding = "y" * (3 << 20)  # a request spanning many reads, rewritten
+    meta = client.answer(client.call("meta", {"pad": padding}))["result"]["structuredContent"]
+    assert SANDBOX_STATE_KEY in meta["meta"]
+    assert client.finish() == 0
+    assert len(received(record, "tools/call")) == 2
 
 
 def test_a_server_that_crashes_mid_call_closes_the_host_and_sets_the_status(start: Any) -> None:

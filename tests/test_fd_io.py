@@ -9,7 +9,7 @@ import select
 import termios
 import threading
 
-from launcher_probe.fd_write import write_all
+from launcher_probe.fd_io import write_all
 
 _F_GETPIPE_SZ = 1032  # fcntl.F_GETPIPE_SZ, Linux (Python 3.10+ on Linux only)
 
