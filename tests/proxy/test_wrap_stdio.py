@@ -21,6 +21,7 @@ from pathlib import Path
 import psutil
 import pytest
 
+from tests.fakes import FakeCodex
 from tests.proxy.test_wrap import WRAP, wrap
 
 #: What a Node server does before it reads a byte: libuv asks a socket stdio its name.
@@ -416,3 +417,65 @@ def test_a_failed_exec_puts_the_hosts_sockets_back(
     )  # fmt: skip
     assert "Argument list too long" in done.stderr
     assert done.stderr.splitlines()[-1] == "4 socket"
+
+
+#: Run as a user of its own with its stdin and stdout the test's sockets: warms that user's
+#: cache (the probe forks), limits that user's tasks to those it has plus ``allowed``, then
+#: runs ``wrap`` in process (it returns when it cannot start a copier); says on stderr the
+#: status and what fds 0 and 1 are then.
+COPIER_FORK_FAILS = r"""
+import os, resource, sys
+codex, allowed, private = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+os.mkdir(private, 0o700)
+for name in ("HOME", "XDG_CACHE_HOME", "XDG_CONFIG_HOME", "XDG_RUNTIME_DIR"):
+    os.environ[name] = os.path.join(private, name.lower())
+    os.mkdir(os.environ[name], 0o700)
+from launcher_probe.cli import main
+assert main(["resolve", "--codex", codex]) == 0
+tasks = len(os.listdir("/proc/self/task"))  # this user's only process
+resource.setrlimit(resource.RLIMIT_NPROC, (tasks + allowed, tasks + allowed))
+status = main(["wrap", "--codex", codex, "--", "true"])
+print(status, os.readlink("/proc/self/fd/0"), os.readlink("/proc/self/fd/1"), file=sys.stderr)
+"""
+
+
+def _unused_uid() -> int:
+    """A uid no process has (RLIMIT_NPROC counts that user's tasks)."""
+    taken = {process.info["uids"].real for process in psutil.process_iter(["uids"])}
+    return next(uid for uid in range(60_000, 61_000) if uid not in taken)
+
+
+@pytest.mark.parametrize(
+    ("allowed", "failing"),
+    [
+        (0, "the first fork of stdin's copier"),
+        (1, "stdin's copier, forked from its intermediate"),
+        (2, "stdout's copier, stdin's running"),
+    ],
+)
+def test_a_copier_that_cannot_be_forked_fails_wrap_with_no_fd_changed(
+    env: dict[str, str], tmp_path: Path, fake_codex: FakeCodex, allowed: int, failing: str
+) -> None:
+    setpriv = shutil.which("setpriv")
+    if os.geteuid() != 0 or setpriv is None:
+        pytest.skip("needs root and setpriv: root's own forks ignore RLIMIT_NPROC")
+    uid = _unused_uid()
+    as_user = [setpriv, f"--reuid={uid}", f"--regid={uid}", "--clear-groups",
+               "--inh-caps=+dac_override", "--ambient-caps=+dac_override"]  # fmt: skip
+    stdin, their_stdin = socket.socketpair()
+    stdout, their_stdout = socket.socketpair()
+    argv = [*as_user, sys.executable, "-c", COPIER_FORK_FAILS, str(fake_codex.path)]
+    with stdin, stdout, their_stdin, their_stdout:
+        done = subprocess.run(
+            [*argv, str(allowed), str(tmp_path / "private")],
+            stdin=their_stdin.fileno(), stdout=their_stdout.fileno(), stderr=subprocess.PIPE,
+            env=env, text=True, timeout=120, check=False,
+        )  # fmt: skip
+        sockets = [f"socket:[{os.fstat(s.fileno()).st_ino}]" for s in (their_stdin, their_stdout)]
+    assert done.returncode == 0, (failing, done.stderr)
+    said = done.stderr.splitlines()
+    assert said[-1].split() == ["4", *sockets], failing
+    assert "cannot give the command pipes for its stdio" in said[-2], failing
+    assert "Resource temporarily unavailable" in said[-2], failing
+    left = [p for p in psutil.process_iter(["uids"]) if p.info["uids"].real == uid]
+    assert psutil.wait_procs(left, timeout=10)[1] == [], failing  # a started copier ended
