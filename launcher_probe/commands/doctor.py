@@ -199,6 +199,8 @@ def _servers(part: dict[str, Any]) -> None:
             from launcher_probe.proxy.configured import summary
 
             _line(4, summary(server["through"]))
+            if server["through"]["note"] is not None:
+                _line(4, f"note: {server['through']['note']}")
             launcher = server["through"]["launcher"]
             if launcher is not None:
                 shown = (launcher["launcher"] or {}).get("codexExecutable") or launcher["reason"]

@@ -48,6 +48,11 @@ def run(args: argparse.Namespace) -> int:
         argv = [launcher.codex_executable, "sandbox", "-P", profile, "--", *command]
     else:
         argv = SandboxRequest(state, launcher).command(command)
+        if args.state is None and not args.network:  # the policy's, the network restricted
+            from launcher_probe.proxy.program import ASYNCIO_NOTE, runs_python
+
+            if runs_python(command):
+                say(f"note: {ASYNCIO_NOTE}")
     from launcher_probe.proxy.stdio_pipes import pipes_for_sockets
 
     try:

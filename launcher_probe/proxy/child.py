@@ -14,11 +14,9 @@ SIGKILL of the proxy then leaves the server running.
 from __future__ import annotations
 
 import contextlib
-import errno
 import os
 import select
 import signal
-import stat
 import subprocess
 import sys
 import time
@@ -27,6 +25,7 @@ from collections.abc import Sequence
 from launcher_probe.errors import InputRejected
 from launcher_probe.host.probe.supervisor_client import HANG_GUARD, NotReady, Supervisor
 from launcher_probe.host.probe.tree_kill import kill_group, kill_tree, open_pidfd
+from launcher_probe.proxy.program import find_program
 
 #: How long the server has to exit after its stdin closed or a signal was forwarded.
 DEFAULT_GRACE = 5.0
@@ -51,30 +50,6 @@ def exit_status(returncode: int) -> int:
     return 128 - returncode if returncode < 0 else returncode
 
 
-def _program(name: str) -> str:
-    """``name`` as ``subprocess`` (``execvp`` without its ``/bin/sh`` fallback) finds it:
-    itself when it holds a slash, else the first file of that name one may execute in a
-    ``PATH`` directory (an empty entry, or an empty ``PATH``, is the working directory;
-    ``os.defpath`` without ``PATH``). OSError otherwise: the first error that is not the
-    name's absence (a directory or a file one may not execute is EACCES; ELOOP,
-    ENAMETOOLONG), else ENOENT."""
-    if os.sep in name:
-        return name
-    error = errno.ENOENT
-    for directory in os.get_exec_path() if name else []:
-        path = os.path.join(directory, name)
-        try:
-            found = os.stat(path)
-        except OSError as failure:
-            if error == errno.ENOENT and failure.errno not in (None, errno.ENOENT, errno.ENOTDIR):
-                error = failure.errno
-            continue
-        if not stat.S_ISDIR(found.st_mode) and os.access(path, os.X_OK):
-            return path
-        error = errno.EACCES if error == errno.ENOENT else error
-    raise OSError(error, os.strerror(error), name)
-
-
 class _Supervised:
     """The server below the supervisor, which reports its exit and kills what is left."""
 
@@ -82,7 +57,7 @@ class _Supervised:
         self, supervisor: Supervisor, argv: Sequence[str], cwd: str, stdio: Sequence[int]
     ) -> None:
         self._supervisor = supervisor
-        supervisor.spawn(argv, dict(os.environ), cwd, stdio, program=_program(argv[0]))
+        supervisor.spawn(argv, dict(os.environ), cwd, stdio, program=find_program(argv[0]))
         self.returncode: int | None = None
 
     def signal(self, number: int) -> None:

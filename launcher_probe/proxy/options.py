@@ -87,7 +87,8 @@ def add_wrap_arguments(parser: argparse.ArgumentParser) -> None:
     parser.description = (
         f"{parser.description}. A stdin, stdout or stderr that is a socket (Node and Electron "
         "hosts make them) becomes a pipe, copied outside the sandbox. A server on asyncio "
-        "(the Python MCP SDK) needs --network here, or proxy. See docs/hosts.md for what "
+        "(the Python MCP SDK) needs --network here, or proxy: a note on stderr says so as a "
+        "Python program starts with the network restricted. See docs/hosts.md for what "
         "composes with it."
     )
     add_launcher_arguments(parser)

@@ -7,6 +7,7 @@ import json
 import sys
 from pathlib import Path
 
+from launcher_probe.proxy.program import ASYNCIO_NOTE
 from tests.conftest import HostEnv, run_cli
 from tests.fakes import FakeCodex
 
@@ -31,6 +32,14 @@ args = {json.dumps([*proxied[:3], "--trust-host-state", *proxied[3:]])}
 [mcp_servers.wrapped]
 command = "/opt/bin/launcher-probe"
 args = ["wrap", "-P", "build", "--", "my-server", "--stdio"]
+
+[mcp_servers.wrapped-python]
+command = "launcher-probe"
+args = ["wrap", "--", "uvx", "mcp-server-fetch"]
+
+[mcp_servers.wrapped-python-networked]
+command = "launcher-probe"
+args = ["wrap", "--network", "--", "uvx", "mcp-server-fetch"]
 
 [mcp_servers.refused]
 command = "launcher-probe"
@@ -70,6 +79,10 @@ command = "my-server"
     assert wrapped["policy"] == {"permission_profile": "build"}
     assert wrapped["inner"] == ["my-server", "--stdio"]
     assert wrapped["launcher"]["reason"] == "not_found"
+    assert wrapped["note"] is None  # a profile: its network is Codex's to say
+    assert servers["wrapped-python"]["through"]["note"] == ASYNCIO_NOTE
+    assert servers["wrapped-python-networked"]["through"]["note"] is None
+    assert through["note"] is None  # proxy: the server runs outside the sandbox
     assert "invalid choice: 'everything'" in servers["refused"]["through"]["problem"]
     assert servers["plain"]["through"] is None
 
@@ -81,3 +94,4 @@ command = "my-server"
     assert "network enabled (the only state: a call that sets its own is refused); runs" in text
     assert f"its launcher: published ({fake_codex.path})" in text
     assert "through launcher-probe wrap: Codex permissions profile build" in text
+    assert text.count(f"note: {ASYNCIO_NOTE}") == 1

@@ -4,12 +4,15 @@ or, with no verified launcher, not at all."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from launcher_probe.proxy.program import ASYNCIO_NOTE
+from tests.conftest import ROOT
 from tests.fakes import FakeCodex
 from tests.server.test_exec import INTERPRETER_IGNORED, SIGPIPE_BIT
 
@@ -150,3 +153,55 @@ def test_the_command_gets_the_signals_python_ignores_at_their_defaults(
     unsandboxed = wrap(env, workspace, *options, "--", *command)
     assert unsandboxed.returncode == 0, unsandboxed.stderr
     assert int(unsandboxed.stdout.split()[1], 16) & INTERPRETER_IGNORED == 0
+
+
+NOTE = f"launcher-probe: note: {ASYNCIO_NOTE}"
+
+
+def test_the_asyncio_note_is_the_documented_text() -> None:
+    hosts = (ROOT / "docs" / "hosts.md").read_text()
+    assert f"```text\n{NOTE}\n```" in hosts
+
+
+@pytest.mark.parametrize(
+    ("command", "noted"),
+    [
+        (["python3", "-c", "pass"], True),
+        ([sys.executable, "-c", "pass"], True),
+        (["uvx", "mcp-server-fetch"], True),
+        (["/opt/tools/pipx", "run", "some-server"], True),
+        (["py-server"], True),  # #!/usr/bin/env python3, found on PATH
+        (["uv-script"], True),  # #!/usr/bin/env -S uv run --script
+        (["sh-server"], False),  # #!/bin/sh
+        (["fifo-server"], False),  # a FIFO on PATH: never opened, never waited on
+        (["sh", "-c", "true"], False),
+        (["npx", "-y", "@modelcontextprotocol/server-filesystem", "."], False),
+    ],
+)
+def test_a_python_program_with_the_network_restricted_gets_the_asyncio_note(
+    env: dict[str, str], workspace: Path, tmp_path: Path, fake_codex: FakeCodex,
+    command: list[str], noted: bool,
+) -> None:  # fmt: skip
+    tools = tmp_path / "tools"
+    tools.mkdir()
+    for name, first in (("py-server", "/usr/bin/env python3"), ("sh-server", "/bin/sh"),
+                        ("uv-script", "/usr/bin/env -S uv run --script")):  # fmt: skip
+        (tools / name).write_text(f"#!{first}\nexit 0\n")
+        (tools / name).chmod(0o755)
+    os.mkfifo(tools / "fifo-server", 0o755)
+    path_env = {**env, "PATH": f"{tools}{os.pathsep}{env['PATH']}"}
+    done = wrap(path_env, workspace, "--codex", str(fake_codex.path), "--", *command)
+    assert (NOTE in done.stderr.splitlines()) is noted, done.stderr
+    assert fake_codex.calls()[-1][-len(command) :] == command  # it ran, noted or not
+
+
+@pytest.mark.parametrize("options", [["--network"], ["-P", "build"], ["--state"]])
+def test_no_note_when_the_network_is_open_or_the_policy_not_the_options(
+    env: dict[str, str], workspace: Path, fake_codex: FakeCodex, options: list[str]
+) -> None:
+    if options == ["--state"]:  # Codex reads a state given verbatim, not launcher-probe
+        state = {"permissionProfile": {"type": "disabled"}, "sandboxCwd": workspace.as_uri()}
+        options = ["--state", json.dumps(state)]
+    done = wrap(env, workspace, "--codex", str(fake_codex.path), *options, "--", "python3", "-V")
+    assert NOTE not in done.stderr
+    assert fake_codex.calls()[-1][-2:] == ["python3", "-V"]
