@@ -140,8 +140,18 @@ def real_codex(codex_version: str) -> Path:
 @pytest.fixture(scope="session")
 def mcp_inspector() -> Path:
     """The MCP Inspector's ``mcp-inspector``: ``$MCP_INSPECTOR`` when set, else what
-    scripts/fetch-inspector installs."""
+    ``scripts/fetch-host inspector`` installs."""
     given = os.environ.get("MCP_INSPECTOR")
     if given:
         return Path(given)
-    return _fetched("fetch-inspector", skipped="MCP INSPECTOR TESTS SKIPPED")
+    return _fetched("fetch-host", "inspector", skipped="MCP INSPECTOR TESTS SKIPPED")
+
+
+@pytest.fixture(scope="session")
+def claude_code() -> Path:
+    """Claude Code's ``claude``: ``$CLAUDE_CODE`` when set, else what
+    ``scripts/fetch-host claude-code`` installs."""
+    given = os.environ.get("CLAUDE_CODE")
+    if given:
+        return Path(given)
+    return _fetched("fetch-host", "claude-code", skipped="CLAUDE CODE TESTS SKIPPED")

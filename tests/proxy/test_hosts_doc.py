@@ -18,6 +18,7 @@ import pytest
 import yaml
 
 from tests.conftest import ROOT
+from tests.proxy.claude_code import ClaudeCode
 from tests.proxy.client import ProxyClient
 
 DOC = ROOT / "docs" / "hosts.md"
@@ -118,7 +119,7 @@ def test_the_mcp_inspector_cli_runs_a_sandboxed_command(
     env: dict[str, str], workspace: Path, real_codex: Path, mcp_inspector: Path
 ) -> None:
     """A client no one here wrote: the MCP Inspector's CLI (the ``mcp_inspector``
-    fixture: ``$MCP_INSPECTOR``, else ``scripts/fetch-inspector``'s), run with the
+    fixture: ``$MCP_INSPECTOR``, else ``scripts/fetch-host inspector``'s), run with the
     documented command line. It drops the ``--`` before the server's command."""
     _, body = snippets()["inspector"]
     words = shlex.split(body)[3:]
@@ -134,3 +135,28 @@ def test_the_mcp_inspector_cli_runs_a_sandboxed_command(
     assert done.returncode == 0, done.stdout + done.stderr
     assert json.loads(done.stdout)["structuredContent"]["exit_status"] == 0
     assert (workspace / "inside.txt").read_text() == "made\n"
+
+
+@pytest.mark.real_codex
+def test_claude_code_connects_to_the_documented_server(
+    env: dict[str, str], workspace: Path, real_codex: Path, claude_code: Path
+) -> None:
+    """A host no one here wrote: Claude Code itself (the ``claude_code`` fixture). The
+    documented ``claude mcp add`` line run as printed (its default scope: this project),
+    and the ``.mcp.json`` entry given to ``claude mcp add-json`` (a project's own file waits
+    for the user's approval); Claude Code starts each and it answers."""
+    here = {"launcher-probe": [sys.executable, "-m", "launcher_probe"], "python": [sys.executable]}
+    places = {CODEX: str(real_codex), PROJECT: str(workspace)}
+
+    def substituted(words: list[str]) -> list[str]:
+        return [part for word in words for part in here.get(word, [places.get(word, word)])]
+
+    host = ClaudeCode(claude_code, env, workspace)
+    words = shlex.split(snippets()["claude-mcp-add"][1])
+    host.run(*words[1:5], *substituted(words[5:]))  # mcp add shell -- ...
+    entry = json.loads(snippets()["claude-code"][1])["mcpServers"]["shell"]
+    command, *args = substituted(_command(entry))
+    host.run("mcp", "add-json", "shell-json", json.dumps({**entry, "command": command,
+                                                          "args": args}))  # fmt: skip
+    assert host.status("shell") == "✔ Connected"
+    assert host.status("shell-json") == "✔ Connected"

@@ -21,7 +21,9 @@ from pathlib import Path
 import psutil
 import pytest
 
+from launcher_probe.proxy.program import ASYNCIO_NOTE
 from tests.fakes import FakeCodex
+from tests.proxy.claude_code import ClaudeCode
 from tests.proxy.test_wrap import WRAP, wrap
 
 #: What a Node server does before it reads a byte: libuv asks a socket stdio its name.
@@ -479,3 +481,29 @@ def test_a_copier_that_cannot_be_forked_fails_wrap_with_no_fd_changed(
     assert "Resource temporarily unavailable" in said[-2], failing
     left = [p for p in psutil.process_iter(["uids"]) if p.info["uids"].real == uid]
     assert psutil.wait_procs(left, timeout=10)[1] == [], failing  # a started copier ended
+
+
+@pytest.mark.real_codex
+def test_claude_code_runs_wrapped_servers_and_logs_why_one_never_answers(
+    marked: dict[str, str], workspace: Path, real_codex: Path, claude_code: Path, node: str
+) -> None:
+    """Claude Code itself as the host (it gives a stdio server socket pairs): a wrapped
+    Node server answers, its stderr in Claude Code's log; a wrapped server on the Python MCP
+    SDK answers with --network and never without, and Claude Code's log of it holds the
+    note that says why. Claude Code stops each (SIGINT), and nothing is left (``marked``)."""
+    server = workspace.parent / "server.js"
+    server.write_text(NODE_SERVER)
+    python_server = [sys.executable, "-m", "launcher_probe.examples.shell_server"]
+    wrapped = [*WRAP, "--codex", str(real_codex)]
+    host = ClaudeCode(claude_code, marked, workspace)
+    host.add("node", [*wrapped, "--", node, str(server)])
+    host.add("python-networked", [*wrapped, "--network", "--", *python_server])
+    host.add("python", [*wrapped, "--", *python_server])
+    assert host.status("node") == "✔ Connected"
+    assert host.status("python-networked") == "✔ Connected"
+    assert host.status("python", timeout_ms=5_000) == "✘ Failed to connect"
+    noted = f"launcher-probe: note: {ASYNCIO_NOTE}\n"
+    assert any(noted in entry for entry in host.server_log("python"))
+    node_log = host.server_log("node")  # its stderr reached Claude Code, without a note
+    assert any("node server up\n" in entry for entry in node_log)
+    assert not any("launcher-probe: note: " in entry for entry in node_log)
