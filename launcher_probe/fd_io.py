@@ -1,7 +1,8 @@
 """Reading and writing raw bytes on a file descriptor a host may have handed on: ``os.write``
 may write less than it is given (a pipe, a terminal, a signal), and a host may hand on a
-non-blocking fd, on which either call fails rather than waits. Every raw reader of a host's
-fd and every raw writer loops through here."""
+non-blocking fd, on which either call fails rather than waits. Every raw writer loops
+through here, and so does the proxy's relay as it reads (wrap's copiers poll their two fds
+at once instead)."""
 
 from __future__ import annotations
 

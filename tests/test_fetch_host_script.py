@@ -55,8 +55,9 @@ HOSTS = [
 
 #: Leaves what `npm ci --prefix P` leaves for the script: P's COMMAND, which prints the
 #: version P's package.json pins for PACKAGE (VERSION_MADE: another) as SAYS words it, and
-#: with NODE_WANTED the package's ``engines`` (``node >=NODE_WANTED``). FAIL: it fails after
-#: making the tree, as an npm that is interrupted or fails half-way may leave it.
+#: with NODE_WANTED the package's ``engines`` (``node >=NODE_WANTED``); BROKEN: a file there
+#: too that fails as a binary for another libc does. FAIL: it fails after making the tree,
+#: as an npm that is interrupted or fails half-way may leave it.
 FAKE_NPM = """#!/bin/sh
 called="$*" prefix=
 while [ $# -gt 0 ]; do
@@ -71,6 +72,11 @@ manifest="$prefix/node_modules/$PACKAGE/package.json"
 mkdir -p "$(dirname "$prefix/$COMMAND")" "$(dirname "$manifest")"
 printf '#!/bin/sh\\necho "%s"\\n' "$said" > "$prefix/$COMMAND"
 chmod 755 "$prefix/$COMMAND"
+if [ -n "$BROKEN" ]; then
+  mkdir -p "$(dirname "$prefix/$BROKEN")"
+  printf '#!/bin/sh\\nexit 126\\n' > "$prefix/$BROKEN"
+  chmod 755 "$prefix/$BROKEN"
+fi
 [ -z "$NODE_WANTED" ] || printf '{"engines": {"node": ">=%s"}}\\n' "$NODE_WANTED" > "$manifest"
 [ -z "$FAIL" ] || { echo "npm error code E404" >&2; exit 1; }
 """
@@ -149,7 +155,9 @@ def test_a_fetch_says_what_it_fetches_and_a_second_says_nothing(
     assert store(root, host) == [host.version, "npm-calls"]  # the fetch's own directory is gone
 
 
-@pytest.mark.parametrize("names", [(), ("no-such-host",), ("../hosts/inspector",)])
+@pytest.mark.parametrize(
+    "names", [(), ("no-such-host",), ("../hosts/inspector",), ("-x",), ("inspector", "more")]
+)
 def test_a_name_that_is_no_host_is_a_usage_error(
     tree: tuple[Path, dict[str, str]], names: tuple[str, ...]
 ) -> None:
@@ -200,19 +208,25 @@ def test_another_version_installed_is_not_taken_for_this_one(
     assert store(root, host) == ["npm-calls"]
 
 
+@pytest.mark.parametrize("mark", [None, "{version}\n"])
 def test_a_tree_in_place_that_no_fetch_finished_is_fetched_again(
-    tree: tuple[Path, dict[str, str]], host: Host
+    tree: tuple[Path, dict[str, str]], host: Host, mark: str | None
 ) -> None:
+    """No mark (a copy cut short), or an older script's, which named no command."""
     root, env = tree
     left = root / ".cache" / host.name / host.version / host.command
-    left.parent.mkdir(parents=True)  # as an older script, or a copy cut short, left it
+    left.parent.mkdir(parents=True)
     left.write_text(f"#!/bin/sh\necho {host.version}\n")
     left.chmod(0o755)
+    if mark is not None:
+        (root / ".cache" / host.name / host.version / ".fetched").write_text(
+            mark.format(version=host.version)
+        )
     done = fetch(root, env, host.name)
     assert done.returncode == 0, done.stderr
     assert done.stderr.splitlines() == [announced(host)]
     fetched = root / ".cache" / host.name / host.version / ".fetched"
-    assert fetched.read_text() == f"{host.version}\n"
+    assert fetched.read_text() == f"{host.version}\n{host.command}\n"
 
 
 @pytest.mark.parametrize(("wanted", "older"), [("20.20.3", True), ("20.20.2", False)])
@@ -234,5 +248,19 @@ def test_a_node_older_than_a_package_run_on_node_declares_is_named_and_the_fetch
     warned = older and host.name == "inspector"
     assert done.stderr.splitlines() == [announced(host), warning] if warned else [announced(host)]
     fetched = root / ".cache" / host.name / host.version / ".fetched"
-    assert fetched.read_text() == f"{host.version}\n"
+    assert fetched.read_text() == f"{host.version}\n{host.command}\n"
     assert fetch(root, env, host.name).stderr == ""  # installed: nothing said, as before
+
+
+@pytest.mark.parametrize("host", [HOSTS[1]], ids=[HOSTS[1].name], indirect=True)
+def test_of_two_matches_the_one_that_says_the_version_is_taken(
+    tree: tuple[Path, dict[str, str]], host: Host
+) -> None:
+    """Claude Code's command is a pattern (a native package per platform and libc): an npm
+    that ignores the lockfile's libc installs musl's beside glibc's, sorted first."""
+    root, env = tree
+    musl = host.command.replace("linux-x64", "linux-x64-musl")
+    done = fetch(root, {**env, "BROKEN": musl}, host.name)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == f"{root / '.cache' / host.name / host.version / host.command}\n"
+    assert fetch(root, env, host.name).stdout == done.stdout  # as the fetch found it

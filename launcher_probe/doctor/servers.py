@@ -175,14 +175,27 @@ def _through(server: ServerConfig, decision: Decision) -> tuple[dict[str, Any] |
         return None, decision
     part = explained(words)
     if part["problem"] is not None:
-        return {**part, "launcher": None}, decision
+        return {**part, "launcher": None, "note": None}, decision
     if part["codex"] is not None:
         from launcher_probe.host.resolver import resolve_launcher
 
         decision = resolve_launcher(part["codex"])
     shown = decision.to_json()
     launcher = {key: shown.get(key) for key in ("decision", "launcher", "reason", "detail")}
-    return {**part, "launcher": launcher}, decision
+    return {**part, "launcher": launcher, "note": _wrap_note(server, part, decision)}, decision
+
+
+def _wrap_note(server: ServerConfig, part: dict[str, Any], decision: Decision) -> str | None:
+    """What ``wrap`` says on stderr as it starts the server's command (``ASYNCIO_NOTE``: a
+    Python program, the network restricted by the policy options, a launcher to run it
+    under), the command found as the server would find it; None when it says nothing."""
+    restricted = part["command"] == "wrap" and part["policy"].get("network") == "restricted"
+    if not restricted or not isinstance(decision, Published):
+        return None
+    from launcher_probe.proxy.program import ASYNCIO_NOTE, runs_python
+
+    environment = {**os.environ, **server.env}
+    return ASYNCIO_NOTE if runs_python(part["inner"], environment, server.cwd) else None
 
 
 def receives_it(part: dict[str, Any]) -> bool:

@@ -30,10 +30,9 @@ def launcher_probe_words(command: str | None, args: Sequence[str]) -> list[str] 
 
 
 def explained(words: list[str]) -> dict[str, Any]:
-    """``{"command", "policy", "inner", "codex", "trust_host_state", "note", "problem"}``
-    for ``launcher-probe WORDS`` (``trust_host_state``: the proxy's flag, None for ``wrap``;
-    ``note``: what ``wrap`` says on stderr as it starts ``inner``, or None); ``problem``
-    (the usage error) when the words do not parse."""
+    """``{"command", "policy", "inner", "codex", "trust_host_state", "problem"}`` for
+    ``launcher-probe WORDS`` (``trust_host_state``: the proxy's flag; None for ``wrap``);
+    ``problem`` (the usage error) when the words do not parse."""
     from launcher_probe.arguments import raising_parser_class
     from launcher_probe.proxy.options import (
         add_proxy_arguments,
@@ -47,7 +46,6 @@ def explained(words: list[str]) -> dict[str, Any]:
         "inner": None,
         "codex": None,
         "trust_host_state": None,
-        "note": None,
     }
     parser = raising_parser_class()(prog=f"launcher-probe {words[0]}")
     parser.add_argument("--debug", action="store_true")
@@ -69,17 +67,12 @@ def explained(words: list[str]) -> dict[str, Any]:
             "network": "enabled" if args.network else "restricted",
         }
     trusted = getattr(args, "trust_host_state", None)
-    from launcher_probe.proxy.program import ASYNCIO_NOTE, runs_python
-
-    restricted = policy.get("network") == "restricted"
-    note = ASYNCIO_NOTE if words[0] == "wrap" and restricted and runs_python(inner) else None
     return {
         **part,
         "policy": policy,
         "inner": inner,
         "codex": args.codex,
         "trust_host_state": trusted,
-        "note": note,
         "problem": None,
     }
 

@@ -88,8 +88,8 @@ def add_wrap_arguments(parser: argparse.ArgumentParser) -> None:
         f"{parser.description}. A stdin, stdout or stderr that is a socket (Node and Electron "
         "hosts make them) becomes a pipe, copied outside the sandbox. A server on asyncio "
         "(the Python MCP SDK) needs --network here, or proxy: a note on stderr says so as a "
-        "Python program starts with the network restricted. See docs/hosts.md for what "
-        "composes with it."
+        "Python program starts with the network restricted by the policy options. See "
+        "docs/hosts.md for what composes with it."
     )
     add_launcher_arguments(parser)
     add_policy_arguments(parser)

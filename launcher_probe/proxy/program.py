@@ -7,7 +7,7 @@ from __future__ import annotations
 import errno
 import os
 import stat
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from launcher_probe.interpreter_name import is_python
 
@@ -19,22 +19,27 @@ ASYNCIO_NOTE = (
 )
 #: Programs that run the Python program they are given, by name.
 _PYTHON_RUNNERS = frozenset({"uv", "uvx", "pipx"})
-#: How much of a file is read for its ``#!`` line.
-_SHEBANG_BYTES = 256
+#: How much of a file is read for its ``#!`` line and the line after it.
+_HEAD_BYTES = 1024
+#: How the second line of pip's and uv's ``/bin/sh`` launcher starts.
+_EXEC_LAUNCHER = b"'''exec'"
 
 
-def find_program(name: str) -> str:
-    """``name`` as ``subprocess`` (``execvp`` without its ``/bin/sh`` fallback) finds it:
-    itself when it holds a slash, else the first file of that name one may execute in a
-    ``PATH`` directory (an empty entry, or an empty ``PATH``, is the working directory;
-    ``os.defpath`` without ``PATH``). OSError otherwise: the first error that is not the
-    name's absence (a directory or a file one may not execute is EACCES; ELOOP,
-    ENAMETOOLONG), else ENOENT."""
+def find_program(
+    name: str, environment: Mapping[str, str] | None = None, cwd: str | None = None
+) -> str:
+    """``name`` as ``subprocess`` (``execvp`` without its ``/bin/sh`` fallback) finds it
+    with ``environment``'s ``PATH`` in ``cwd`` (this process's, by default): itself when it
+    holds a slash, else the first file of that name one may execute in a ``PATH`` directory
+    (an empty entry, or an empty ``PATH``, is the working directory; ``os.defpath`` without
+    ``PATH``). OSError otherwise: the first error that is not the name's absence (a
+    directory or a file one may not execute is EACCES; ELOOP, ENAMETOOLONG), else ENOENT."""
     if os.sep in name:
-        return name
+        return name if cwd is None else os.path.join(cwd, name)
     error = errno.ENOENT
-    for directory in os.get_exec_path() if name else []:
+    for directory in os.get_exec_path(environment) if name else []:
         path = os.path.join(directory, name)
+        path = path if cwd is None else os.path.join(cwd, path)
         try:
             found = os.stat(path)
         except OSError as failure:
@@ -47,22 +52,42 @@ def find_program(name: str) -> str:
     raise OSError(error, os.strerror(error), name)
 
 
-def runs_python(command: Sequence[str]) -> bool:
+def runs_python(
+    command: Sequence[str], environment: Mapping[str, str] | None = None, cwd: str | None = None
+) -> bool:
     """Whether ``command`` starts a Python program: a Python interpreter, ``uv``, ``uvx`` or
-    ``pipx`` by name, or a regular file (found as ``find_program`` finds it) whose ``#!``
-    line names one (``#!/usr/bin/env python3``, ``#!/usr/bin/env -S uv run``)."""
-    if _names_python(os.fsencode(command[0])):
+    ``pipx`` by name (also through ``env``), or a regular file (found as ``find_program``
+    finds it) whose ``#!`` line names one (``#!/usr/bin/env -S uv run``), or that is the
+    ``/bin/sh`` launcher pip and uv write when an interpreter's path cannot be a ``#!``
+    line (a space in it, or too long)."""
+    from launcher_probe.host.native.file_kind import is_shell, shebang
+
+    if os.path.basename(command[0]) == "env":  # env [-i] [VAR=VALUE] PROGRAM ...
+        line = shebang(os.fsencode("#!" + " ".join(command)))
+        return line is not None and _names_python(line.name)
+    if _names_python(command[0]):
         return True
     from launcher_probe.host.paths.rules import open_regular_file
 
     try:
-        with open_regular_file(find_program(command[0])) as file:
-            first = file.readline(_SHEBANG_BYTES)
+        with open_regular_file(find_program(command[0], environment, cwd)) as file:
+            head = file.read(_HEAD_BYTES)
     except (OSError, ValueError):  # absent, not a regular file, not readable, a NUL in it
         return False
-    return first.startswith(b"#!") and any(map(_names_python, first[2:].split()[:3]))
+    line = shebang(head)
+    if line is None:
+        return False
+    if _names_python(line.name):
+        return True
+    second = head.split(b"\n", 2)[1:2]
+    if not is_shell(line) or not second or not second[0].startswith(_EXEC_LAUNCHER):
+        return False
+    interpreter = second[0][len(_EXEC_LAUNCHER) :].lstrip()  # "/path/to/python" "$0" "$@"
+    quoted = interpreter[:1] in (b"'", b'"')
+    name = interpreter[1:].split(interpreter[:1])[0] if quoted else interpreter.split(b" ")[0]
+    return _names_python(os.fsdecode(name))
 
 
-def _names_python(word: bytes) -> bool:
-    name = os.path.basename(word).decode("utf-8", "replace")
+def _names_python(word: str) -> bool:
+    name = os.path.basename(word)
     return is_python(name) or name in _PYTHON_RUNNERS

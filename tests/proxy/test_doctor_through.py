@@ -18,6 +18,10 @@ def test_doctor_explains_proxied_and_wrapped_servers(
     proxied = ["-m", "launcher_probe", "proxy", "--codex", str(fake_codex.path)]
     proxied += ["--sandbox", "workspace-write", "--cwd", str(workspace), "--network"]
     proxied += ["--", "python", "-m", "launcher_probe.examples.shell_server"]
+    project = workspace.parent / "project"  # a server of its own, doctor run elsewhere
+    project.mkdir()
+    (project / "server.py").write_text("#!/usr/bin/env python3\n")
+    (project / "server.py").chmod(0o755)
     host_env.codex_home.mkdir(exist_ok=True)
     (host_env.codex_home / "config.toml").write_text(
         f"""
@@ -35,11 +39,25 @@ args = ["wrap", "-P", "build", "--", "my-server", "--stdio"]
 
 [mcp_servers.wrapped-python]
 command = "launcher-probe"
-args = ["wrap", "--", "uvx", "mcp-server-fetch"]
+args = ["wrap", "--codex", {json.dumps(str(fake_codex.path))}, "--", "uvx", "mcp-server-fetch"]
 
 [mcp_servers.wrapped-python-networked]
 command = "launcher-probe"
-args = ["wrap", "--network", "--", "uvx", "mcp-server-fetch"]
+args = ["wrap", "--codex", {json.dumps(str(fake_codex.path))}, "--network", "--", "uvx", "x"]
+
+[mcp_servers.wrapped-python-withheld]
+command = "launcher-probe"
+args = ["wrap", "--", "uvx", "mcp-server-fetch"]
+
+[mcp_servers.wrapped-in-its-cwd]
+command = "launcher-probe"
+args = ["wrap", "--codex", {json.dumps(str(fake_codex.path))}, "--", "./server.py"]
+cwd = {json.dumps(str(project))}
+
+[mcp_servers.wrapped-on-its-path]
+command = "launcher-probe"
+args = ["wrap", "--codex", {json.dumps(str(fake_codex.path))}, "--", "server.py"]
+env = {{ PATH = {json.dumps(f"{project}:/usr/bin:/bin")} }}
 
 [mcp_servers.refused]
 command = "launcher-probe"
@@ -82,6 +100,10 @@ command = "my-server"
     assert wrapped["note"] is None  # a profile: its network is Codex's to say
     assert servers["wrapped-python"]["through"]["note"] == ASYNCIO_NOTE
     assert servers["wrapped-python-networked"]["through"]["note"] is None
+    assert servers["wrapped-python-withheld"]["through"]["note"] is None  # wrap runs nothing
+    # The command found as the server finds it: in its cwd, on its PATH (not doctor's).
+    assert servers["wrapped-in-its-cwd"]["through"]["note"] == ASYNCIO_NOTE
+    assert servers["wrapped-on-its-path"]["through"]["note"] == ASYNCIO_NOTE
     assert through["note"] is None  # proxy: the server runs outside the sandbox
     assert "invalid choice: 'everything'" in servers["refused"]["through"]["problem"]
     assert servers["plain"]["through"] is None
@@ -94,4 +116,4 @@ command = "my-server"
     assert "network enabled (the only state: a call that sets its own is refused); runs" in text
     assert f"its launcher: published ({fake_codex.path})" in text
     assert "through launcher-probe wrap: Codex permissions profile build" in text
-    assert text.count(f"note: {ASYNCIO_NOTE}") == 1
+    assert text.count(f"note: {ASYNCIO_NOTE}") == 3

@@ -172,6 +172,9 @@ def test_the_asyncio_note_is_the_documented_text() -> None:
         (["/opt/tools/pipx", "run", "some-server"], True),
         (["py-server"], True),  # #!/usr/bin/env python3, found on PATH
         (["uv-script"], True),  # #!/usr/bin/env -S uv run --script
+        (["env-options-server"], True),  # #!/usr/bin/env -S PYTHONUNBUFFERED=1 python3
+        (["pip-launcher"], True),  # pip's /bin/sh launcher: a space in the interpreter's path
+        (["env", "-i", "python3", "-c", "pass"], True),
         (["sh-server"], False),  # #!/bin/sh
         (["fifo-server"], False),  # a FIFO on PATH: never opened, never waited on
         (["sh", "-c", "true"], False),
@@ -184,9 +187,17 @@ def test_a_python_program_with_the_network_restricted_gets_the_asyncio_note(
 ) -> None:  # fmt: skip
     tools = tmp_path / "tools"
     tools.mkdir()
-    for name, first in (("py-server", "/usr/bin/env python3"), ("sh-server", "/bin/sh"),
-                        ("uv-script", "/usr/bin/env -S uv run --script")):  # fmt: skip
-        (tools / name).write_text(f"#!{first}\nexit 0\n")
+    for name, head in (
+        ("py-server", "#!/usr/bin/env python3\n"),
+        ("sh-server", "#!/bin/sh\n"),
+        ("uv-script", "#!/usr/bin/env -S uv run --script\n"),
+        ("env-options-server", "#!/usr/bin/env -S PYTHONUNBUFFERED=1 python3\n"),
+        (
+            "pip-launcher",
+            "#!/bin/sh\n'''exec' \"/opt/my tools/bin/python3\" \"$0\" \"$@\"\n' '''\n",
+        ),
+    ):
+        (tools / name).write_text(f"{head}exit 0\n")
         (tools / name).chmod(0o755)
     os.mkfifo(tools / "fifo-server", 0o755)
     path_env = {**env, "PATH": f"{tools}{os.pathsep}{env['PATH']}"}

@@ -424,20 +424,28 @@ def test_a_failed_exec_puts_the_hosts_sockets_back(
 #: Run as a user of its own with its stdin and stdout the test's sockets: warms that user's
 #: cache (the probe forks), limits that user's tasks to those it has plus ``allowed``, then
 #: runs ``wrap`` in process (it returns when it cannot start a copier); says on stderr the
-#: status and what fds 0 and 1 are then.
+#: status, what fds 0 and 1 are then, and how many of its processes are left once those
+#: that could end did (a copier started ends when wrap closes its pipe, while this lives).
 COPIER_FORK_FAILS = r"""
 import os, resource, sys
+import psutil
 codex, allowed, private = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+def others():
+    mine = psutil.process_iter(["uids"])
+    return [p for p in mine if p.info["uids"].real == os.getuid() and p.pid != os.getpid()]
 os.mkdir(private, 0o700)
 for name in ("HOME", "XDG_CACHE_HOME", "XDG_CONFIG_HOME", "XDG_RUNTIME_DIR"):
     os.environ[name] = os.path.join(private, name.lower())
     os.mkdir(os.environ[name], 0o700)
 from launcher_probe.cli import main
 assert main(["resolve", "--codex", codex]) == 0
+assert psutil.wait_procs(others(), timeout=10)[1] == []  # the probe's, reaped
 tasks = len(os.listdir("/proc/self/task"))  # this user's only process
 resource.setrlimit(resource.RLIMIT_NPROC, (tasks + allowed, tasks + allowed))
 status = main(["wrap", "--codex", codex, "--", "true"])
-print(status, os.readlink("/proc/self/fd/0"), os.readlink("/proc/self/fd/1"), file=sys.stderr)
+left = psutil.wait_procs(others(), timeout=10)[1]
+fds = [os.readlink(f"/proc/self/fd/{fd}") for fd in (0, 1)]
+print(status, *fds, len(left), file=sys.stderr)
 """
 
 
@@ -447,16 +455,20 @@ def _unused_uid() -> int:
     return next(uid for uid in range(60_000, 61_000) if uid not in taken)
 
 
+FORK_FAILED = "cannot give the command pipes for its stdio: [Errno 11] "
+
+
 @pytest.mark.parametrize(
-    ("allowed", "failing"),
-    [
-        (0, "the first fork of stdin's copier"),
-        (1, "stdin's copier, forked from its intermediate"),
-        (2, "stdout's copier, stdin's running"),
+    ("allowed", "said"),
+    [  # the first fork of stdin's copier; stdin's copier, forked by its intermediate;
+        # stdout's, stdin's started (and ended: its pipe closed)
+        (0, f"{FORK_FAILED}Resource temporarily unavailable"),
+        (1, f"{FORK_FAILED}cannot start a copier process (Resource temporarily unavailable)"),
+        (2, f"{FORK_FAILED}cannot start a copier process (Resource temporarily unavailable)"),
     ],
 )
 def test_a_copier_that_cannot_be_forked_fails_wrap_with_no_fd_changed(
-    env: dict[str, str], tmp_path: Path, fake_codex: FakeCodex, allowed: int, failing: str
+    env: dict[str, str], tmp_path: Path, fake_codex: FakeCodex, allowed: int, said: str
 ) -> None:
     setpriv = shutil.which("setpriv")
     if os.geteuid() != 0 or setpriv is None:
@@ -474,13 +486,10 @@ def test_a_copier_that_cannot_be_forked_fails_wrap_with_no_fd_changed(
             env=env, text=True, timeout=120, check=False,
         )  # fmt: skip
         sockets = [f"socket:[{os.fstat(s.fileno()).st_ino}]" for s in (their_stdin, their_stdout)]
-    assert done.returncode == 0, (failing, done.stderr)
-    said = done.stderr.splitlines()
-    assert said[-1].split() == ["4", *sockets], failing
-    assert "cannot give the command pipes for its stdio" in said[-2], failing
-    assert "Resource temporarily unavailable" in said[-2], failing
-    left = [p for p in psutil.process_iter(["uids"]) if p.info["uids"].real == uid]
-    assert psutil.wait_procs(left, timeout=10)[1] == [], failing  # a started copier ended
+    assert done.returncode == 0, done.stderr
+    *_, message, report = done.stderr.splitlines()
+    assert message == f"launcher-probe: {said}"
+    assert report.split() == ["4", *sockets, "0"]  # no fd changed, no copier left
 
 
 @pytest.mark.real_codex
