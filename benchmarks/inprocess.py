@@ -81,14 +81,22 @@ def rows(env: Env, runs: int) -> list[Row]:
         decision.fingerprint.first_change()
         checked_value(caller, "caller metadata")
 
-    actions = [lstats, hit, inject, least]
-    base, memory, injector, floor = (
+    actions = [lstats, hit, decision.fingerprint.first_change, inject, least]
+    base, memory, replay, injector, floor = (
         median / CALLS
         for median in interleaved_medians([batched(action, CALLS) for action in actions], runs)
     )
     yardstick = f"{count} lstat()s"
     return [
         Row("P1 in-process memory hit", memory, yardstick, base, 1.5, note="resolve_launcher"),
+        Row(
+            "  floor: the fingerprint replay",
+            replay,
+            yardstick,
+            base,
+            None,
+            note="first_change(): what a hit cannot skip",
+        ),
         Row(
             "injector per call",
             injector,
