@@ -81,8 +81,19 @@ def run_python(
     *args: str, env: dict[str, str], timeout: float = 60, cwd: Path | None = None
 ) -> subprocess.CompletedProcess[str]:
     """Run this interpreter with ARGS as a real process: its exit code, stdout, stderr."""
+    return run_program(sys.executable, *args, env=env, timeout=timeout, cwd=cwd)
+
+
+def run_program(
+    program: str | Path,
+    *args: str,
+    env: dict[str, str],
+    timeout: float = 60,
+    cwd: Path | None = None,
+) -> subprocess.CompletedProcess[str]:
+    """Run PROGRAM with ARGS as a real process: its exit code, stdout, stderr."""
     return subprocess.run(
-        [sys.executable, *args],
+        [str(program), *args],
         env=env,
         cwd=cwd,
         capture_output=True,

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import ROOT
+from tests.conftest import ROOT, run_program
 
 
 @dataclass(frozen=True)
@@ -103,14 +103,7 @@ def tree(tmp_path: Path, host: Host) -> tuple[Path, dict[str, str]]:
 
 
 def fetch(root: Path, env: dict[str, str], *names: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [str(root / "scripts" / "fetch-host"), *names],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    return run_program(root / "scripts" / "fetch-host", *names, env=env)
 
 
 def without_npm(env: dict[str, str], tmp_path: Path) -> dict[str, str]:

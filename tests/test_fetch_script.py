@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import ROOT
+from tests.conftest import ROOT, run_program
 
 VERSION = "0.0.7"
 TRIPLES = {
@@ -58,14 +58,7 @@ def tree(tmp_path: Path) -> tuple[Path, dict[str, str]]:
 
 
 def fetch(root: Path, env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [str(root / "scripts" / "fetch-codex"), *args],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    return run_program(root / "scripts" / "fetch-codex", *args, env=env, timeout=120)
 
 
 ANNOUNCED = (
