@@ -55,11 +55,11 @@ def find_program(
 def runs_python(
     command: Sequence[str], environment: Mapping[str, str] | None = None, cwd: str | None = None
 ) -> bool:
-    """Whether ``command`` starts a Python program: a Python interpreter, ``uv``, ``uvx`` or
-    ``pipx`` by name (also through ``env``), or a regular file (found as ``find_program``
-    finds it) whose ``#!`` line names one (``#!/usr/bin/env -S uv run``), or that is the
-    ``/bin/sh`` launcher pip and uv write when an interpreter's path cannot be a ``#!``
-    line (a space in it, or too long)."""
+    """Whether ``command`` starts a Python program: a Python interpreter (PyPy's and a
+    free-threaded one too), ``uv``, ``uvx`` or ``pipx`` by name (also through ``env``), or a
+    regular file (found as ``find_program`` finds it) whose ``#!`` line names one
+    (``#!/usr/bin/env -S uv run``), or that is the ``/bin/sh`` launcher pip and uv write when
+    an interpreter's path cannot be a ``#!`` line (a space in it, or too long)."""
     from launcher_probe.host.native.file_kind import is_shell, shebang
 
     if os.path.basename(command[0]) == "env":  # env [-i] [VAR=VALUE] PROGRAM ...
@@ -89,5 +89,9 @@ def runs_python(
 
 
 def _names_python(word: str) -> bool:
+    """A Python interpreter by name (CPython's, a free-threaded ``python3.13t``, PyPy's
+    ``pypy3``) or a program that runs one."""
     name = os.path.basename(word)
-    return is_python(name) or name in _PYTHON_RUNNERS
+    if name.startswith("pypy"):
+        name = f"python{name[4:]}"
+    return is_python(name.removesuffix("t")) or name in _PYTHON_RUNNERS

@@ -169,6 +169,9 @@ def test_the_asyncio_note_is_the_documented_text() -> None:
         (["python3", "-c", "pass"], True),
         ([sys.executable, "-c", "pass"], True),
         (["uvx", "mcp-server-fetch"], True),
+        (["pypy3", "server.py"], True),
+        (["python3.13t", "server.py"], True),
+        (["pythonw", "server.py"], False),
         (["/opt/tools/pipx", "run", "some-server"], True),
         (["py-server"], True),  # #!/usr/bin/env python3, found on PATH
         (["uv-script"], True),  # #!/usr/bin/env -S uv run --script
