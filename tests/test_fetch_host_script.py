@@ -42,7 +42,7 @@ HOSTS = [
         "@modelcontextprotocol/inspector",
         "node_modules/.bin/mcp-inspector",
         "{}",
-        "about 150 MB",
+        "about 110 MB",
     ),
     Host(
         "claude-code",

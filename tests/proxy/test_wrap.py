@@ -175,9 +175,11 @@ def test_the_asyncio_note_is_the_documented_text() -> None:
         (["/opt/tools/pipx", "run", "some-server"], True),
         (["py-server"], True),  # #!/usr/bin/env python3, found on PATH
         (["uv-script"], True),  # #!/usr/bin/env -S uv run --script
-        (["env-options-server"], True),  # #!/usr/bin/env -S PYTHONUNBUFFERED=1 python3
+        (["env-options-server"], True),  # #!/usr/bin/env -S PYTHONUNBUFFERED=1 -u FOO python3
         (["pip-launcher"], True),  # pip's /bin/sh launcher: a space in the interpreter's path
         (["env", "-i", "python3", "-c", "pass"], True),
+        (["env", "-u", "FOO", "python3", "-c", "pass"], True),  # -u's value is no program
+        (["env", "-C", "/tmp/python", "node", "-e", "1"], False),  # nor is -C's
         (["sh-server"], False),  # #!/bin/sh
         (["fifo-server"], False),  # a FIFO on PATH: never opened, never waited on
         (["sh", "-c", "true"], False),
@@ -194,7 +196,7 @@ def test_a_python_program_with_the_network_restricted_gets_the_asyncio_note(
         ("py-server", "#!/usr/bin/env python3\n"),
         ("sh-server", "#!/bin/sh\n"),
         ("uv-script", "#!/usr/bin/env -S uv run --script\n"),
-        ("env-options-server", "#!/usr/bin/env -S PYTHONUNBUFFERED=1 python3\n"),
+        ("env-options-server", "#!/usr/bin/env -S PYTHONUNBUFFERED=1 -u FOO python3\n"),
         (
             "pip-launcher",
             "#!/bin/sh\n'''exec' \"/opt/my tools/bin/python3\" \"$0\" \"$@\"\n' '''\n",

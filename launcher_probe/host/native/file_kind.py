@@ -63,8 +63,28 @@ def shebang(head: bytes) -> Shebang | None:
         return None
     if os.path.basename(words[0]) != "env":
         return Shebang(words[0], os.path.basename(words[0]))
-    names = [word for word in words[1:] if not word.startswith("-") and "=" not in word]
-    return Shebang(None, os.path.basename(names[0])) if names else None
+    program = _env_program(words[1:])
+    return None if program is None else Shebang(None, os.path.basename(program))
+
+
+#: ``env``'s options whose value is the word after them (GNU coreutils', the BSDs').
+_ENV_VALUED = frozenset({"-u", "--unset", "-C", "--chdir", "-P", "-a", "--argv0"})
+
+
+def _env_program(words: list[str]) -> str | None:
+    """The program ``env WORDS`` runs: the first word past its options (a valued one takes
+    the next word too; ``-S`` splits the rest, as it is split here), ``--`` and its
+    ``NAME=VALUE`` assignments; None when there is none."""
+    rest = iter(words)
+    options = True
+    for word in rest:
+        if options and word == "--":
+            options = False
+        elif options and word in _ENV_VALUED:
+            next(rest, None)
+        elif not (options and word.startswith("-")) and "=" not in word:
+            return word
+    return None
 
 
 _NODE = frozenset({"node", "nodejs"})

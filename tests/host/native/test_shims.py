@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from launcher_probe.contract import Reason
-from launcher_probe.host.native.file_kind import FileKind, classify
+from launcher_probe.host.native.file_kind import FileKind, classify, shebang
 from launcher_probe.host.native.follow import resolve_native
 from launcher_probe.host.native.shims import Target, host_target
 from tests.host.stubs import header, native_stub
@@ -181,6 +181,27 @@ def test_native_binary_is_itself_and_a_plain_script_is_unrecognised(tmp_path: Pa
     )
     assert resolution.detail.startswith(f"{script} is a #! script of no format ")
     assert resolution.detail.endswith("; name the native Codex binary with --codex")
+
+
+@pytest.mark.parametrize(
+    ("line", "name"),
+    [
+        (b"#!/usr/bin/node", "node"),
+        (b"#!/usr/bin/env node", "node"),
+        (b"#!/usr/bin/env -S node --no-warnings", "node"),
+        (b"#!/usr/bin/env -S NODE_OPTIONS=x node", "node"),
+        (b"#!/usr/bin/env -S -u NODE_OPTIONS node", "node"),  # -u takes the next word
+        (b"#!/usr/bin/env -S -C /opt/python node", "node"),  # so does -C
+        (b"#!/usr/bin/env -S --unset NODE_OPTIONS -i node", "node"),
+        (b"#!/usr/bin/env -uNODE_OPTIONS --unset=X node", "node"),  # values attached
+        (b"#!/usr/bin/env -- A=1 node", "node"),
+        (b"#!/usr/bin/env -u", None),
+        (b"#!/usr/bin/env A=1", None),
+    ],
+)
+def test_env_is_read_past_its_options_and_assignments(line: bytes, name: str | None) -> None:
+    found = shebang(line + b"\n")
+    assert (None if found is None else found.name) == name
 
 
 def test_node_shim_is_recognised_by_content_not_name(tmp_path: Path) -> None:
