@@ -65,8 +65,10 @@ def test_a_non_blocking_pipe_with_nothing_yet_is_waited_on() -> None:
     reader = threading.Thread(target=lambda: read.append(read_some(read_end, 64)))
     reader.start()
     deadline = time.monotonic() + 30  # a hang guard, never a synchronisation
-    while not _waits_in(reader, number):  # its read found nothing: it waits for input
+    while True:  # until its read found nothing and it waits for input
         assert reader.is_alive(), read
+        if _waits_in(reader, number):
+            break
         assert time.monotonic() < deadline
     os.write(write_end, b"data")
     reader.join(30)

@@ -49,10 +49,10 @@ def run(args: argparse.Namespace) -> int:
     else:
         argv = SandboxRequest(state, launcher).command(command)
         if args.state is None and not args.network:  # the policy's, the network restricted
-            from launcher_probe.proxy.program import ASYNCIO_NOTE, runs_python
+            from launcher_probe.proxy.program import asyncio_note
 
-            if runs_python(command):
-                say(f"note: {ASYNCIO_NOTE}")
+            if (note := asyncio_note(command)) is not None:
+                say(f"note: {note}")
     from launcher_probe.proxy.stdio_pipes import pipes_for_sockets
 
     try:

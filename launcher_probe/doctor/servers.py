@@ -186,16 +186,15 @@ def _through(server: ServerConfig, decision: Decision) -> tuple[dict[str, Any] |
 
 
 def _wrap_note(server: ServerConfig, part: dict[str, Any], decision: Decision) -> str | None:
-    """What ``wrap`` says on stderr as it starts the server's command (``ASYNCIO_NOTE``: a
-    Python program, the network restricted by the policy options, a launcher to run it
-    under), the command found as the server would find it; None when it says nothing."""
+    """What ``wrap`` says on stderr as it starts the server's command (``asyncio_note``: the
+    network restricted by the policy options, a launcher to run it under), the command
+    found as the server would find it; None when it says nothing."""
     restricted = part["command"] == "wrap" and part["policy"].get("network") == "restricted"
     if not restricted or not isinstance(decision, Published):
         return None
-    from launcher_probe.proxy.program import ASYNCIO_NOTE, runs_python
+    from launcher_probe.proxy.program import asyncio_note
 
-    environment = {**os.environ, **server.env}
-    return ASYNCIO_NOTE if runs_python(part["inner"], environment, server.cwd) else None
+    return asyncio_note(part["inner"], {**os.environ, **server.env}, server.cwd)
 
 
 def receives_it(part: dict[str, Any]) -> bool:

@@ -52,6 +52,14 @@ def find_program(
     raise OSError(error, os.strerror(error), name)
 
 
+def asyncio_note(
+    command: Sequence[str], environment: Mapping[str, str] | None = None, cwd: str | None = None
+) -> str | None:
+    """``ASYNCIO_NOTE`` when ``command`` starts a Python program (``runs_python``), else
+    None; for a command run with the network restricted."""
+    return ASYNCIO_NOTE if runs_python(command, environment, cwd) else None
+
+
 def runs_python(
     command: Sequence[str], environment: Mapping[str, str] | None = None, cwd: str | None = None
 ) -> bool:

@@ -86,6 +86,14 @@ def configured_argv(name: str, language: str, body: str) -> list[str]:
     return words[3 : words.index("--method")]
 
 
+def run_here(words: list[str], codex: Path, project: Path) -> list[str]:
+    """A snippet's command as it runs here: this interpreter for ``launcher-probe`` and
+    ``python``, the real paths for the placeholders."""
+    here = {"launcher-probe": [sys.executable, "-m", "launcher_probe"], "python": [sys.executable]}
+    places = {CODEX: str(codex), PROJECT: str(project)}
+    return [part for word in words for part in here.get(word, [places.get(word, word)])]
+
+
 @pytest.mark.parametrize("name", HOSTS)
 def test_each_snippet_configures_the_proxy(name: str) -> None:
     language, body = snippets()[name]
@@ -97,9 +105,7 @@ def test_the_configured_command_serves_and_sandboxes(
     env: dict[str, str], workspace: Path, tmp_path: Path, real_codex: Path
 ) -> None:
     """The command of every snippet (all equal, above), run as the host runs it."""
-    here = {"launcher-probe": [sys.executable, "-m", "launcher_probe"], "python": [sys.executable]}
-    places = {CODEX: str(real_codex), PROJECT: str(workspace)}
-    argv = [part for word in EXPECTED for part in here.get(word, [places.get(word, word)])]
+    argv = run_here(EXPECTED, real_codex, workspace)
     client = ProxyClient(argv, env=env, errlog=tmp_path / "proxy.err")
     try:
         client.initialize()
@@ -124,9 +130,7 @@ def test_the_mcp_inspector_cli_runs_a_sandboxed_command(
     _, body = snippets()["inspector"]
     words = shlex.split(body)[3:]
     words[words.index("--tool-arg") + 1] = 'command=["sh","-c","echo made > inside.txt"]'
-    here = {"launcher-probe": [sys.executable, "-m", "launcher_probe"], "python": [sys.executable]}
-    places = {CODEX: str(real_codex), PROJECT: str(workspace)}
-    argv = [part for word in words for part in here.get(word, [places.get(word, word)])]
+    argv = run_here(words, real_codex, workspace)
     path = f"{os.path.dirname(shutil.which('node') or '/usr/bin/node')}:{env['PATH']}"
     done = subprocess.run(
         [str(mcp_inspector), "--cli", *argv], env={**env, "PATH": path},
@@ -145,18 +149,13 @@ def test_claude_code_connects_to_the_documented_server(
     documented ``claude mcp add`` line run as printed (its default scope: this project),
     and the ``.mcp.json`` entry given to ``claude mcp add-json`` (a project's own file waits
     for the user's approval); Claude Code starts each and it answers."""
-    here = {"launcher-probe": [sys.executable, "-m", "launcher_probe"], "python": [sys.executable]}
-    places = {CODEX: str(real_codex), PROJECT: str(workspace)}
-
-    def substituted(words: list[str]) -> list[str]:
-        return [part for word in words for part in here.get(word, [places.get(word, word)])]
-
     host = ClaudeCode(claude_code, env, workspace)
     words = shlex.split(snippets()["claude-mcp-add"][1])
-    host.run(*words[1:5], *substituted(words[5:]))  # mcp add shell -- ...
+    host.run(*words[1:5], *run_here(words[5:], real_codex, workspace))  # mcp add shell --
     entry = json.loads(snippets()["claude-code"][1])["mcpServers"]["shell"]
-    command, *args = substituted(_command(entry))
-    host.run("mcp", "add-json", "shell-json", json.dumps({**entry, "command": command,
-                                                          "args": args}))  # fmt: skip
+    command, *args = run_here(_command(entry), real_codex, workspace)
+    host.run(
+        "mcp", "add-json", "shell-json", json.dumps({**entry, "command": command, "args": args})
+    )
     assert host.status("shell") == "✔ Connected"
     assert host.status("shell-json") == "✔ Connected"

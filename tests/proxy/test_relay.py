@@ -329,7 +329,7 @@ def test_a_32_mib_result_and_a_large_request_arrive_whole(start: Any, record: Pa
 def test_a_hosts_non_blocking_stdin_and_stdout_carry_every_message_whole(
     start: Any, record: Path
 ) -> None:
-    client = start("--capable", non_blocking=True)  # the proxy reads before a byte is sent
+    client = start("--capable", non_blocking=True)  # between two messages: an empty stdin
     client.initialize()
     size = 4 << 20  # fills the host's stdout many times over
     answer = client.answer(client.call("big", {"size": size}))

@@ -21,10 +21,9 @@ from pathlib import Path
 import psutil
 import pytest
 
-from launcher_probe.proxy.program import ASYNCIO_NOTE
 from tests.fakes import FakeCodex
 from tests.proxy.claude_code import ClaudeCode
-from tests.proxy.test_wrap import WRAP, wrap
+from tests.proxy.test_wrap import NOTE, WRAP, wrap
 
 #: What a Node server does before it reads a byte: libuv asks a socket stdio its name.
 NODE_SERVER = r"""
@@ -511,8 +510,7 @@ def test_claude_code_runs_wrapped_servers_and_logs_why_one_never_answers(
     assert host.status("node") == "✔ Connected"
     assert host.status("python-networked") == "✔ Connected"
     assert host.status("python", timeout_ms=5_000) == "✘ Failed to connect"
-    noted = f"launcher-probe: note: {ASYNCIO_NOTE}\n"
-    assert any(noted in entry for entry in host.server_log("python"))
+    assert any(f"{NOTE}\n" in entry for entry in host.server_log("python"))
     node_log = host.server_log("node")  # its stderr reached Claude Code, without a note
     assert any("node server up\n" in entry for entry in node_log)
     assert not any("launcher-probe: note: " in entry for entry in node_log)
