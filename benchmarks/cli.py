@@ -9,11 +9,14 @@ import os
 import statistics
 import subprocess
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 from benchmarks.core import Action, Env, Row, children_cpu, interleaved_medians
 
 HERD = 32
+#: The variable naming the cache root (each row's own; a cold run's never used before).
+CACHE_DIR = "LAUNCHER_PROBE_CACHE_DIR"
 #: The yardstick of not caching at all, as the rows name it (``raw_probe``).
 RAW_PROBE = "raw probe (no cache)"
 #: How the console script runs a ``resolve`` (``cli.console``): pip's wrapper imports ``re``
@@ -414,39 +417,114 @@ def _herd(argv: list[str], env: dict[str, str]) -> list[str]:
     return [child.communicate()[0] for child in children]
 
 
+class _Herd:
+    """One kind of herd (``HERD`` copies of ``argv`` at once, each cache never used before,
+    from ``cold_env``) and the samples of its rows: the herd, one cold run, one warm run
+    and a herd with the verdict already on disk (``warm_env``, warmed first), wall time
+    and CPU (``RUSAGE_CHILDREN``); the probes counted per herd (``--json`` says whether a
+    process probed)."""
+
+    def __init__(
+        self,
+        what: str,
+        argv: list[str],
+        cold_env: Callable[[], dict[str, str]],
+        warm_env: dict[str, str],
+    ) -> None:
+        self.what, self.argv, self.cold_env, self.warm_env = what, argv, cold_env, warm_env
+        self.probes: list[int] = []
+        self.cpu: dict[str, list[float]] = {"herd": [], "cold": [], "warm": [], "warm herd": []}
+
+    def actions(self) -> list[Action]:
+        """The herd, one cold run, one warm run, the warm herd: timed, their CPU kept."""
+        subprocess.run(self.argv, env=self.warm_env, check=True, stdout=subprocess.DEVNULL)
+
+        def herd() -> None:
+            outputs = _herd(self.argv, self.cold_env())
+            self.probes.append(sum(1 for out in outputs if not json.loads(out)["from_cache"]))
+
+        def cold() -> None:
+            subprocess.run(self.argv, env=self.cold_env(), check=True, stdout=subprocess.DEVNULL)
+
+        def warm() -> None:
+            subprocess.run(self.argv, env=self.warm_env, check=True, stdout=subprocess.DEVNULL)
+
+        def warm_herd() -> None:
+            _herd(self.argv, self.warm_env)
+
+        def kept(name: str, action: Action) -> Action:
+            return lambda: self.cpu[name].append(children_cpu(action))
+
+        return [
+            kept("herd", herd),
+            kept("cold", cold),
+            kept("warm", warm),
+            kept("warm herd", warm_herd),
+        ]
+
+    def rows(self, medians: list[float]) -> list[Row]:
+        """Its rows, from the medians of :meth:`actions` (in their order)."""
+        measured, one, _, warmed = medians
+        cores = os.cpu_count() or 1
+        cpu = {name: statistics.median(samples) for name, samples in self.cpu.items()}
+        title = f"P4 herd of {HERD} {self.what}"
+        counted = f"probes per herd: {', '.join(map(str, self.probes))} (goal 1)"
+        return [
+            Row(
+                title,
+                measured,
+                f"cold + {HERD} x warm CPU / {cores} cores",
+                one + cpu["warm"] * HERD / cores,
+                1.0,
+                note=counted,
+                ok=set(self.probes) == {1},
+            ),
+            Row(
+                f"{title}: CPU",
+                cpu["herd"],
+                f"cold + {HERD} x warm, CPU",
+                cpu["cold"] + HERD * cpu["warm"],
+                1.1,
+                note="the wall above also waits for other load; this does not",
+            ),
+            # 33 processes on a few cores: each one's CPU time grows with the crowd (caches,
+            # the scheduler), so the same herd with the verdict already warm shows what
+            # waiting itself costs.
+            Row(
+                title,
+                measured,
+                f"cold + a warm herd of {HERD}",
+                one + warmed,
+                None,
+                note="the same herd, the verdict on disk: what waiting adds",
+            ),
+            Row(
+                f"{title}: CPU",
+                cpu["herd"],
+                f"cold + a warm herd of {HERD}, CPU",
+                cpu["cold"] + cpu["warm herd"],
+                None,
+            ),
+            Row(title, measured, f"one cold {self.what.removesuffix('s')}", one, None),
+        ]
+
+
 def herd(env: Env, runs: int) -> list[Row]:
-    """P4: ``HERD`` cold ``resolve`` processes at once (probes counted: the goal is one per
-    herd) against one cold resolve plus ``HERD`` warm ones' CPU spread over the cores
-    (what waiting costs nothing would take), and against one cold resolve plus the same
-    herd with the verdict already on disk (for information); floor: ``HERD`` concurrent
-    ``python -c pass``. Every row runs the herd's own command (``--json``, which says
-    whether it probed)."""
-    argv = env.resolve_argv("--json")
-    probes: list[int] = []
-    herd_cpu: list[float] = []
-    cold_cpu: list[float] = []
-    warm_cpu: list[float] = []
+    """P4: ``HERD`` cold ``resolve --codex X`` processes at once, and ``HERD`` cold plain
+    ``resolve`` ones where discovery finds X first (``discovering``: the claim of the
+    environment's discovery), each against one cold run plus ``HERD`` warm runs' CPU
+    spread over the cores (what waiting costs nothing would take) and against one cold
+    run plus the same herd with the verdict already on disk (for information); floor:
+    ``HERD`` concurrent ``python -c pass``."""
+    found = discovering(env)
 
-    def cli_herd() -> None:
-        def run() -> None:
-            outputs = _herd(argv, env.fresh_cache())
-            probes.append(sum(1 for out in outputs if not json.loads(out)["from_cache"]))
+    def found_fresh() -> dict[str, str]:
+        return {**found, CACHE_DIR: env.fresh_cache()[CACHE_DIR]}
 
-        herd_cpu.append(children_cpu(run))
-
-    def cold() -> None:
-        cold_cpu.append(children_cpu(lambda: env.run(argv, env.fresh_cache())))
-
-    env.run(argv)
-
-    def warm() -> None:
-        warm_cpu.append(children_cpu(env.runner(argv)))
-
-    warm_herd_cpu: list[float] = []
-
-    def warm_herd() -> None:
-        warm_herd_cpu.append(children_cpu(lambda: _herd(argv, env.env)))
-
+    herds = [
+        _Herd("CLI resolves", env.resolve_argv("--json"), env.fresh_cache, env.env),
+        _Herd("plain resolves", [env.cli, "resolve", "--json"], found_fresh, found),
+    ]
     bare = [env.python, "-c", "pass"]
     crowd_cpu: list[float] = []
     lone_cpu: list[float] = []
@@ -461,58 +539,21 @@ def herd(env: Env, runs: int) -> list[Row]:
     def one_by_one() -> None:  # the same HERD processes, each alone on the machine
         lone_cpu.append(children_cpu(alone))
 
-    one, measured, least, _, warmed, _ = interleaved_medians(
-        [cold, cli_herd, crowd, warm, warm_herd, one_by_one], runs
-    )
-    cores = os.cpu_count() or 1
-    median = statistics.median
-    spread = median(warm_cpu) * HERD / cores
-    counted = f"probes per herd: {', '.join(map(str, probes))} (goal 1)"
+    actions = [action for kind in herds for action in kind.actions()]
+    medians = interleaved_medians([*actions, crowd, one_by_one], runs)
+    rows = [row for n, kind in enumerate(herds) for row in kind.rows(medians[4 * n : 4 * n + 4])]
+    one = medians[1]  # one cold resolve --codex
+    least = medians[4 * len(herds)]
     return [
-        Row(
-            f"P4 herd of {HERD} CLI resolves",
-            measured,
-            f"cold + {HERD} x warm CPU / {cores} cores",
-            one + spread,
-            1.0,
-            note=counted,
-            ok=set(probes) == {1},
-        ),
-        Row(
-            f"P4 herd of {HERD} CLI resolves: CPU",
-            median(herd_cpu),
-            f"cold + {HERD} x warm, CPU",
-            median(cold_cpu) + HERD * median(warm_cpu),
-            1.1,
-            note="the wall above also waits for other load; this does not",
-        ),
-        # 33 processes on a few cores: each one's CPU time grows with the crowd (caches, the
-        # scheduler), so the same herd with the verdict already warm shows what waiting
-        # itself costs.
-        Row(
-            f"P4 herd of {HERD} CLI resolves",
-            measured,
-            f"cold + a warm herd of {HERD}",
-            one + warmed,
-            None,
-            note="the same herd, the verdict on disk: what waiting adds",
-        ),
-        Row(
-            f"P4 herd of {HERD} CLI resolves: CPU",
-            median(herd_cpu),
-            f"cold + a warm herd of {HERD}, CPU",
-            median(cold_cpu) + median(warm_herd_cpu),
-            None,
-        ),
-        Row(f"P4 herd of {HERD} CLI resolves", measured, "one cold CLI resolve", one, None),
+        *rows,
         Row(f"  floor: {HERD} concurrent python -c pass", least, "one cold CLI resolve", one, None),
         # The CPU goal's yardstick adds up processes that ran alone; this is what a crowd
         # costs any process here, before launcher-probe runs a line.
         Row(
             f"  floor: {HERD} concurrent python -c pass: CPU",
-            median(crowd_cpu),
+            statistics.median(crowd_cpu),
             f"{HERD} python -c pass one by one, CPU",
-            median(lone_cpu),
+            statistics.median(lone_cpu),
             None,
             note="what a crowd on these cores costs each process (caches, the scheduler)",
         ),

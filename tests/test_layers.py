@@ -26,6 +26,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "launcher_probe.extras",
         "launcher_probe.interpreter_name",
         "launcher_probe.fd_io",
+        "launcher_probe.xdg_dirs",
         "launcher_probe.exec_signals",
         "launcher_probe.json_core",
         "launcher_probe.json_output",

@@ -64,7 +64,8 @@ class Attempt:
         supervisor: Supervisor | None = None,
     ) -> None:
         self.candidate = candidate
-        #: Launched early by the resolver (it holds the claim); serves the first probe only.
+        #: Launched early for the first probe (by the resolver, which holds the claim, or
+        #: on a miss here); ended by that probe, else when the attempt is decided.
         self.supervisor = supervisor
         self.cache = cache
         self.refresh = refresh
@@ -79,6 +80,13 @@ class Attempt:
         return PassedOver(str(candidate.source), candidate.path, candidate.resolved, reason, detail)
 
     def decide(self) -> Published | PassedOver:
+        try:
+            return self._decide()
+        finally:
+            if self.supervisor is not None:  # launched for a probe that did not run
+                self.supervisor.close()
+
+    def _decide(self) -> Published | PassedOver:
         # One change of the binary while it is verified is retried, from where the path
         # leads then (resolved again); a second one withholds it.
         for retry in (False, True):
@@ -163,6 +171,13 @@ class Attempt:
             hit = cache.lookup(fingerprint, warnings=self.warnings)
             if hit is not None:
                 return Verdict(fingerprint, hit.result, hit.probed_at, hit.expires_at, True)
+        if self.supervisor is None:
+            # For the probe a miss is likely to run: its supervisor starts on another core
+            # while the entry lock is taken (filelock imports).
+            from launcher_probe.host.probe.supervisor_client import Supervisor
+
+            self.supervisor = Supervisor()
+            self.supervisor.launch()
         try:
             with cache.locked(self.candidate.path):
                 return self.locked_verdict(cache, fingerprint, native)

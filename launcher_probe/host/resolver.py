@@ -108,11 +108,14 @@ def decided_without_discovery(
         from launcher_probe.host.cache.discovery_memo import replay
 
         stored = replay(cache)
-    if stored is None:
-        return None
-    if isinstance(stored, Withheld):
-        return stored.replace(warnings=tuple(warnings))
-    return _with_version_warning(stored.replace(warnings=tuple(warnings)))
+    return None if stored is None else _answer(stored, warnings)
+
+
+def _answer(decision: Decision, warnings: list[str]) -> Decision:
+    """``decision`` with ``warnings`` and, when published, its version's warning if any."""
+    if isinstance(decision, Withheld):
+        return decision.replace(warnings=tuple(warnings))
+    return _with_version_warning(decision.replace(warnings=tuple(warnings)))
 
 
 def resolve_launcher(
@@ -145,16 +148,25 @@ def resolve_launcher(
     warnings: list[str] = []
     cache = _open_cache(config, warnings) if use_cache else None
     claim = supervisor = None
+    if operator is None and cache is not None and not refresh:
+        # The memo missed: wait for a process of this environment already discovering,
+        # then replay the memo it writes; or discover, its waiters going once it is written.
+        from launcher_probe.host.cache.discovery_memo import wait_turn
+
+        memo_turn = wait_turn(cache)
+        if isinstance(memo_turn, (Published, Withheld)):
+            return _answer(memo_turn, warnings)
+        claim = memo_turn
     if operator is not None and cache is not None:
         stored = cache.published(*operator)
         turn = stored if stored is not None else cache.wait_turn(*operator)
         if isinstance(turn, Published):
-            return _with_version_warning(turn.replace(warnings=tuple(warnings)))
+            return _answer(turn, warnings)
         claim = turn  # this process resolves: its waiters go once the verdict is stored
         # A supervisor launched early for the probe it will run; none when the record
         # answers with a failed verdict (the probe makes one should it run after all).
         if claim is not None and not cache.holds_verdict(operator[1]):
-            # Its client module only: the rest of the probe stage imports after the launch.
+            # (With the probe stage's package, the steps too: the probe needs them next.)
             from launcher_probe.host.probe.supervisor_client import Supervisor
 
             supervisor = Supervisor()

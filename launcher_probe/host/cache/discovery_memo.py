@@ -35,8 +35,11 @@ place found. The replay compares every one of them, replays the trace, then asks
 on disk (``VerdictCache.published``: freshness, the walk replayed, symlinks alone or that
 binary), or, for ``not_found``, answers it withheld again (with no probe, no record is
 needed); any difference, or anything it cannot read, is a miss: full discovery, as without
-a memo. A memo file is distrusted on read like a record, removed by ``cache clear``, and by
-a sweep once it was not written for a day (``store.STALE_MEMO_SECONDS``).
+a memo. Processes of one environment that miss together run one discovery: the first
+claims the memo's lock file, the others wait for it, then replay the memo it wrote
+(``wait_turn``, ``herd.py``). A memo file is distrusted on read like a record, removed by
+``cache clear``, and by a sweep once it was not written for a day
+(``store.STALE_MEMO_SECONDS``).
 """
 
 from __future__ import annotations
@@ -46,7 +49,12 @@ import stat
 
 from launcher_probe.contract import Reason, Source
 from launcher_probe.host.cache.location import CacheUnavailable, sha256_hex
-from launcher_probe.host.cache.store import MEMO_SUFFIX, TEMPORARY_PREFIX, TEMPORARY_SUFFIX
+from launcher_probe.host.cache.store import (
+    MEMO_SUFFIX,
+    TEMPORARY_PREFIX,
+    TEMPORARY_SUFFIX,
+    memo_lock_file,
+)
 from launcher_probe.host.decision import Withheld
 from launcher_probe.host.paths.fingerprint import Fingerprint
 from launcher_probe.host.paths.rules import home_directory, user_name
@@ -58,6 +66,7 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
     from typing import Any
 
+    from launcher_probe.host.cache.herd import Claim
     from launcher_probe.host.cache.policy import VerdictCache
     from launcher_probe.host.decision import Decision
     from launcher_probe.host.discovery.candidate import Candidate
@@ -449,6 +458,15 @@ def replay(cache: VerdictCache) -> Decision | None:
         return choice
     source, path, native = choice
     return cache.published(source, path, behind=native)
+
+
+def wait_turn(cache: VerdictCache) -> Decision | Claim | None:
+    """After :func:`replay` missed: this process's Claim on this environment's discovery
+    (discover in full, then release it once the memo is written), or, once the process
+    that holds it lets go, what the memo it left gives (None: discover in full, as without
+    a wait). So a herd of plain resolves of one environment runs one discovery
+    (``herd.py``); the entry lock still keeps the probe to one whatever the claim does."""
+    return cache.wait_for(memo_lock_file(memo_file(cache)), lambda: replay(cache))
 
 
 def _not_found(withheld: Any) -> Withheld:

@@ -5,8 +5,9 @@ opens its own file description through its own ``FileLock``), and it dies with a
 holder. A waiter polls every ``POLL_INTERVAL`` seconds (filelock's default 50 ms would put
 the last of a herd's waiters far behind the release) until its own deadline. A lock taken on
 a file that ``cache clear`` unlinked meanwhile is let go and the file now at the path locked
-instead, so two holders can never hold two inodes of one name. Imported on a miss only:
-``filelock`` costs tens of milliseconds to import, which a warm path never pays.
+instead, so two holders can never hold two inodes of one name. ``filelock`` is imported
+when a lock is taken, not with this module: it costs tens of milliseconds to import,
+which a warm path never pays, and which a miss spends while the probe's supervisor starts.
 """
 
 from __future__ import annotations
@@ -14,8 +15,6 @@ from __future__ import annotations
 import contextlib
 import os
 import time
-
-import filelock
 
 from launcher_probe.errors import LauncherProbeError
 from launcher_probe.host.cache.location import CacheUnavailable
@@ -53,6 +52,8 @@ def entry_lock(lock_file: str, timeout: float, *, waited: float = 0.0) -> Iterat
     ``waited`` for the entry already (the detail says how long in all); CacheUnavailable
     when the lock file cannot be opened or locked.
     """
+    import filelock  # a miss only (see the module docstring)
+
     started = time.monotonic() - waited
     held: list[os.stat_result] = []
     lock = filelock.UnixFileLock(

@@ -13,7 +13,9 @@ it reads the record again (it is replaced atomically): a passed verdict answers;
 else (a failed verdict, a record behind a shim, none: the prober died) sends it the slow
 way, as without a claim. The claim only saves work: single flight is the entry lock's, so
 a claim lost or never taken (threads of one process share theirs) costs a slow path, never
-a second probe.
+a second probe. A plain ``resolve`` whose discovery memo missed claims its environment's
+discovery the same way, on the memo's lock file, until the memo is written; its waiters
+replay the memo (``discovery_memo.wait_turn``).
 
 Standard-library C modules only (``fcntl``, ``_thread``), so a waiter imports nothing more
 than a warm resolve.
@@ -28,8 +30,10 @@ from _thread import TIMEOUT_MAX, allocate_lock, start_new_thread  # threading's,
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
     from collections.abc import Callable
+    from typing import TypeVar
 
-    from launcher_probe.host.decision import Published
+    #: What a waiter reads again once the claim goes.
+    Answer = TypeVar("Answer")
 
 
 class Claim:
@@ -94,12 +98,12 @@ def _opened(lock_file: str) -> int | None:
 
 
 def wait_turn(
-    lock_file: str, timeout: float, read_again: Callable[[], Published | None]
-) -> Published | Claim | None:
+    lock_file: str, timeout: float, read_again: Callable[[], Answer | None]
+) -> Answer | Claim | None:
     """After a disk miss: this process's Claim when it is the first (resolve the slow way,
     then release it), else what ``read_again`` gives once the prober's claim is gone (a
-    Published decision, or None: resolve the slow way), or None when the lock file cannot
-    be opened or the claim stays held past ``timeout`` seconds. The cache directories
+    decision, or None: resolve the slow way), or None when the lock file cannot be opened
+    or the claim stays held past ``timeout`` seconds. The cache directories
     must exist. The prober's claim is exclusive; its waiters wake all at once (each to a
     shared one, let go at once) to read again."""
     fd = _opened(lock_file)

@@ -14,6 +14,7 @@ import os
 import sys
 
 from launcher_probe.errors import InputRejected
+from launcher_probe.xdg_dirs import xdg_user_dir
 
 __all__ = ["CACHE_DIR_ENV", "CacheUnavailable", "cache_root", "host_id", "user_cache_dir"]
 
@@ -82,22 +83,11 @@ def _through_magic_link(path: str) -> bool:
 
 
 def user_cache_dir() -> str:
-    """``platformdirs.user_cache_dir("launcher-probe", appauthor=False)``.
-
-    On Linux, when ``$XDG_CACHE_HOME`` is absolute, or unset or empty with an absolute
-    ``$HOME``, that is the XDG rule (``$XDG_CACHE_HOME/launcher-probe``, else
-    ``$HOME/.cache/launcher-probe``), computed here: importing platformdirs (pathlib,
-    tempfile, shutil, random...) would cost a warm CLI ``resolve`` more than all its work.
-    The tests check the two agree. Anything else (no usable HOME, another OS, Android)
-    is platformdirs' to answer.
-    """
-    android = hasattr(sys, "getandroidapilevel") or "ANDROID_ROOT" in os.environ
-    if sys.platform == "linux" and not android:
-        xdg = os.environ.get("XDG_CACHE_HOME", "")
-        if os.path.isabs(xdg):
-            return os.path.join(xdg, APP_NAME)
-        if not xdg and os.path.isabs(os.environ.get("HOME", "")):
-            return os.path.join(os.path.expanduser("~/.cache"), APP_NAME)
+    """``platformdirs.user_cache_dir("launcher-probe", appauthor=False)``: the XDG rule
+    computed without it where that is the answer (``xdg_dirs.xdg_user_dir``)."""
+    found = xdg_user_dir("XDG_CACHE_HOME", ".cache", APP_NAME)
+    if found is not None:
+        return found
     import platformdirs
 
     return platformdirs.user_cache_dir(APP_NAME, appauthor=False)

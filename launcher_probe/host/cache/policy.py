@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from contextlib import AbstractContextManager
     from typing import Any
 
-    from launcher_probe.host.cache.herd import Claim
+    from launcher_probe.host.cache.herd import Answer, Claim
     from launcher_probe.host.cache.memory import MemoryFront
     from launcher_probe.host.decision import Published
 
@@ -109,8 +109,9 @@ class VerdictCache:
         self.lock_timeout = lock_timeout
         self.clock = clock
         self.memory = memory
-        #: How long this cache waited for each path's entry so far (seconds).
-        self._waited: dict[str, float] = {}
+        #: How long this cache waited for each path's entry so far (seconds); None: before
+        #: discovery named a path (``wait_for``).
+        self._waited: dict[str | None, float] = {}
         self.disk.check_directories(create=False)
 
     def record_file(self, path: str) -> str:
@@ -200,6 +201,16 @@ class VerdictCache:
         nothing is created for one that will not be probed."""
         if not check_launcher_path(path).ok:
             return None
+        return self.wait_for(self.lock_file(path), lambda: self.published(source, path), path)
+
+    def wait_for(
+        self, lock_file: str, read_again: Callable[[], Answer | None], path: str | None = None
+    ) -> Answer | Claim | None:
+        """The herd's wait (``herd.wait_turn``) on the claim of ``lock_file`` in this cache's
+        directory, made first: what ``read_again`` gives once another process's claim goes,
+        or this process's Claim, or None (the directory or the file unusable, or the
+        timeout passed). The time waited counts against the entry lock of ``path`` (of
+        every path, for None: a claim taken before discovery named one)."""
         from launcher_probe.host.cache.herd import Claim, wait_turn  # fcntl: a miss only
 
         try:
@@ -207,9 +218,7 @@ class VerdictCache:
         except CacheUnavailable:
             return None
         started = time.monotonic()
-        turn = wait_turn(
-            self.lock_file(path), self.lock_timeout, lambda: self.published(source, path)
-        )
+        turn = wait_turn(lock_file, self.lock_timeout, read_again)
         if not isinstance(turn, Claim):  # it waited: ``locked`` waits what is left
             self._waited[path] = time.monotonic() - started
         return turn
@@ -299,14 +308,14 @@ class VerdictCache:
         """The entry lock for ``path`` (threads and processes alike), held by a ``with``
         block, the cache directories made first. LockTimeout when it stays held past what
         is left of the lock timeout: one timeout for every wait of this cache for the
-        entry (:meth:`wait_turn`'s for a prober, this lock's, a retry's); CacheUnavailable
+        entry (:meth:`wait_for`'s for a prober, this lock's, a retry's); CacheUnavailable
         when the directories or the lock file cannot be made."""
         import contextlib  # the slow path only, as the lock
 
         from launcher_probe.host.cache.entry_lock import entry_lock  # threads too
 
         self.disk.check_directories(create=True)
-        waited = self._waited.get(path, 0.0)
+        waited = self._waited.get(path, self._waited.get(None, 0.0))
 
         @contextlib.contextmanager
         def held() -> Iterator[None]:

@@ -37,6 +37,9 @@ SWEEP_BYTES = 32 * 1024
 TEMPORARY_PREFIX, TEMPORARY_SUFFIX = ".record-", ".tmp"
 #: The discovery memos' file names end so (``discovery_memo.py``).
 MEMO_SUFFIX = ".memo"
+#: A lock file (a record's, or a memo's: the claim of its environment's discovery) is named
+#: as what it guards, with this suffix.
+LOCK_SUFFIX = ".lock"
 
 
 class CacheRead(Value):
@@ -70,7 +73,7 @@ class RecordStore:
 
     def lock_file(self, path: str) -> str:
         """The lock file guarding the record for ``path``."""
-        return os.path.join(self.directory, f"{record_name(path)}.lock")
+        return os.path.join(self.directory, f"{record_name(path)}{LOCK_SUFFIX}")
 
     def check_directories(self, *, create: bool) -> None:
         """Verify (and with ``create``, first make, 0700) the root, ``v2`` and host
@@ -182,7 +185,7 @@ class RecordStore:
                     failed.append(f"{printable(file)} ({error.strerror or error})")
             for file in (*self._temporaries(), *self._entries(MEMO_SUFFIX)):
                 self.remove(file)
-            for file in self._entries(".lock"):
+            for file in self._entries(LOCK_SUFFIX):
                 remove_unheld_lock(file)
         except OSError as error:  # the directory itself cannot be listed
             failed.append(f"{printable(self.directory)} ({error.strerror or error})")
@@ -209,7 +212,8 @@ class RecordStore:
     def sweep(self, now: float | None = None) -> None:
         """Bounded housekeeping, never failing, in one scan of the directory (no sort, no
         list of it kept): remove writers' temporary files older than
-        ``STALE_TEMPORARY_SECONDS``, discovery memos older than ``STALE_MEMO_SECONDS`` and
+        ``STALE_TEMPORARY_SECONDS``, discovery memos older than ``STALE_MEMO_SECONDS`` (with
+        their lock files, unless held) and
         the records, among up to ``PRUNE_BATCH`` picked at random, of binaries that are
         gone (their path as found no longer exists)."""
         import contextlib
@@ -245,6 +249,8 @@ class RecordStore:
                     with contextlib.suppress(OSError):
                         if now - entry.stat(follow_symlinks=False).st_mtime > oldest:
                             self.remove(entry.path)
+                            if name.endswith(MEMO_SUFFIX):
+                                remove_unheld_lock(memo_lock_file(entry.path))
         for file in picked:
             record = self.read(file).record
             if record is not None and not os.path.lexists(record.path):
@@ -261,6 +267,11 @@ class RecordStore:
             for name in names
             if name.startswith(TEMPORARY_PREFIX) and name.endswith(TEMPORARY_SUFFIX)
         ]
+
+
+def memo_lock_file(memo: str) -> str:
+    """The lock file of the discovery memo ``memo`` (its claim, ``herd.py``)."""
+    return memo.removesuffix(MEMO_SUFFIX) + LOCK_SUFFIX
 
 
 def _kept_for(name: str) -> float | None:

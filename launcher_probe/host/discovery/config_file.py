@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
-from platformdirs import user_config_path
+import os
 
 from launcher_probe.errors import ConfigError
 from launcher_probe.host.paths.rules import open_regular_file, unsafe_chain
+from launcher_probe.xdg_dirs import xdg_user_dir
 
 APP_NAME = "launcher-probe"
 CODEX_KEY = "codex"
@@ -15,12 +14,18 @@ CODEX_KEY = "codex"
 MAX_CONFIG_BYTES = 1 << 16
 
 
-def config_file() -> Path:
-    """``<user config dir>/launcher-probe/config.toml`` (platformdirs)."""
-    return user_config_path(APP_NAME) / "config.toml"
+def config_file() -> str:
+    """``<user config dir>/launcher-probe/config.toml``: platformdirs' user config dir,
+    computed without it where the XDG rule is the answer (``xdg_dirs.xdg_user_dir``)."""
+    directory = xdg_user_dir("XDG_CONFIG_HOME", ".config", APP_NAME)
+    if directory is None:
+        import platformdirs
+
+        directory = platformdirs.user_config_dir(APP_NAME)
+    return os.path.join(directory, "config.toml")
 
 
-def configured_codex(path: Path | None = None) -> str | None:
+def configured_codex(path: str | None = None) -> str | None:
     """The ``codex`` value of the config file, or None when the file or the key is absent.
 
     Raises ConfigError (naming the file, and the line for TOML errors), and nothing else,
@@ -31,7 +36,7 @@ def configured_codex(path: Path | None = None) -> str | None:
     """
     path = config_file() if path is None else path
     try:
-        with open_regular_file(str(path)) as file:
+        with open_regular_file(path) as file:
             raw = file.read(MAX_CONFIG_BYTES + 1)
     except FileNotFoundError:
         return None
@@ -39,7 +44,7 @@ def configured_codex(path: Path | None = None) -> str | None:
         raise ConfigError(f"{path}: cannot read: {error.strerror or error}") from error
     if len(raw) > MAX_CONFIG_BYTES:
         raise ConfigError(f"{path}: larger than {MAX_CONFIG_BYTES} bytes")
-    unsafe = unsafe_chain(str(path.absolute()))
+    unsafe = unsafe_chain(os.path.join(os.getcwd(), path))  # as given, if absolute
     if unsafe:
         raise ConfigError(f"{path}: refusing a config another user could change: {unsafe}")
     import tomllib  # only when there is a config file: keeps a resolve without one light

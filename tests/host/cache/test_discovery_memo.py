@@ -14,6 +14,7 @@ import pytest
 
 from launcher_probe.host.cache import discovery_memo as memo
 from launcher_probe.host.cache.memory import MEMORY
+from launcher_probe.host.cache.store import memo_lock_file
 from tests.commands.test_plain_resolve import (
     CONSOLE_SCRIPT,
     HEAVY,
@@ -189,9 +190,11 @@ def test_a_memo_another_user_could_write_is_not_read(host_env: HostEnv, on_path:
 
 def test_cache_clear_removes_the_memos(host_env: HostEnv, on_path: FakeCodex) -> None:
     resolve(host_env.env)
-    assert memos()
+    (memo,) = memos()
+    claim = Path(memo_lock_file(str(memo)))
+    assert claim.is_file()  # the claim of its discovery (``herd.py``), made by the miss
     assert run(host_env.env, "cache", "clear")[0] == 0
-    assert memos() == []
+    assert memos() == [] and not claim.exists()
 
 
 def test_a_memo_not_written_for_a_day_goes_at_the_next_ones_write(
@@ -218,6 +221,9 @@ def test_a_memo_not_written_for_a_day_goes_at_the_next_ones_write(
     resolve(sessions[2])
 
     assert not old.exists() and young.exists() and len(memos()) == 2
+    # ... and its lock file (the claim of its discovery) with it: none is left to pile up.
+    assert not Path(memo_lock_file(str(old))).exists()
+    assert Path(memo_lock_file(str(young))).exists()
     again, discovered = resolve(sessions[0])
     assert discovered and timeless(again) == timeless(answers[0]) and old.exists()
 

@@ -1,46 +1,13 @@
-"""The cache root a warm resolve computes without platformdirs is platformdirs' own, and
-its SHA-256 without OpenSSL is hashlib's."""
+"""The cache root's SHA-256 without OpenSSL is hashlib's; a root through a magic link is
+refused (``tests/test_xdg_dirs.py``: the root without platformdirs is platformdirs' own)."""
 
 from __future__ import annotations
 
 import hashlib
 
-import platformdirs
 import pytest
 
-from launcher_probe.host.cache.location import cache_root, sha256_hex, user_cache_dir
-
-
-@pytest.mark.parametrize(
-    ("xdg_cache_home", "home"),
-    [
-        ("/x/cache", "/home/u"),
-        ("/x/cache/", "/home/u"),
-        ("/x/ca che", None),
-        (None, "/home/u"),
-        (None, "/home/u/"),
-        (None, "/"),
-        ("", "/home/u"),
-        ("relative/cache", "/home/u"),
-        ("  ", "/home/u"),
-        (" /x", "/home/u"),
-        (None, "relative-home"),
-        (None, ""),
-        (None, None),
-    ],
-)
-def test_the_default_cache_root_is_platformdirs_user_cache_dir(
-    monkeypatch: pytest.MonkeyPatch, xdg_cache_home: str | None, home: str | None
-) -> None:
-    monkeypatch.delenv("LAUNCHER_PROBE_CACHE_DIR", raising=False)
-    for name, value in (("XDG_CACHE_HOME", xdg_cache_home), ("HOME", home)):
-        if value is None:
-            monkeypatch.delenv(name, raising=False)
-        else:
-            monkeypatch.setenv(name, value)
-    expected = platformdirs.user_cache_dir("launcher-probe", appauthor=False)
-    assert user_cache_dir() == expected
-    assert cache_root() == expected
+from launcher_probe.host.cache.location import cache_root, sha256_hex
 
 
 @pytest.mark.parametrize(

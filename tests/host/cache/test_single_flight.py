@@ -22,7 +22,8 @@ from launcher_probe.host.cache.policy import VerdictCache
 from launcher_probe.host.decision import Decision, Published, Withheld
 from launcher_probe.host.resolver import ResolverConfig, resolve_launcher
 from tests.conftest import ROOT, HostEnv, run_cli
-from tests.fakes import HANG_GUARD, FakeCodex
+from tests.fakes import HANG_GUARD, FakeCodex, install_fake_codex
+from tests.host.memo_check import forget_memos
 from tests.processes import dies_soon, wait_until
 
 #: A resolver process that says it is ready (one byte on fd argv[1]), then waits for the
@@ -35,12 +36,22 @@ os.write(int(sys.argv[1]), b"r")
 os.close(int(sys.argv[1]))
 sys.stdin.buffer.read()
 code = main(sys.argv[2:])
-slow = ("launcher_probe.host.discovery", "launcher_probe.host.probe", "filelock")
+slow = ("launcher_probe.host.discovery", "launcher_probe.host.discovery.places",
+        "launcher_probe.host.probe", "filelock")
 print("imported:", *sorted(set(slow) & set(sys.modules)), file=sys.stderr)
 sys.exit(code)
 """
 PYTHON_M = (sys.executable, "-m", "launcher_probe")
 SLOW_PATH = "imported: filelock launcher_probe.host.discovery launcher_probe.host.probe"
+#: ... and for a plain resolve, which searches the places (``discovery.places``); its
+#: waiters read the config file (in the discovery package) before they wait, but search
+#: nothing: that file names what the helper would be asked about. One that starts once
+#: the memo is written answers from it at once, reading nothing more.
+PLAIN_SLOW_PATH = (
+    "imported: filelock launcher_probe.host.discovery launcher_probe.host.discovery.places "
+    "launcher_probe.host.probe"
+)
+PLAIN_WAITERS = {"imported: launcher_probe.host.discovery", "imported:"}
 
 #: Holds a lock file (an OS flock, as any flock-based locker takes it) until killed; says
 #: "held" once it holds it.
@@ -105,17 +116,15 @@ FCNTL_SYSCALL = {"x86_64": 72, "aarch64": 25}
 F_SETLKW = 7
 
 
-def _herd(
-    count: int, fake_codex: FakeCodex, env: dict[str, str]
-) -> list[tuple[int, dict[str, Any], str]]:
-    """``count`` CLI resolves of one path started at once: each one's exit code, decision
+def _herd(count: int, env: dict[str, str], *args: str) -> list[tuple[int, dict[str, Any], str]]:
+    """``count`` CLI ``resolve --json ARGS`` started at once: each one's exit code, decision
     and the slow path's modules it imported."""
     ready_read, ready_write = os.pipe()
     go_read, go_write = os.pipe()
     waiter = (sys.executable, "-c", WAIT_THEN_RESOLVE)
     children = [
         subprocess.Popen(
-            [*waiter, str(ready_write), "resolve", "--json", "--codex", str(fake_codex.path)],
+            [*waiter, str(ready_write), "resolve", "--json", *args],
             env=env,
             cwd=ROOT,
             stdin=go_read,
@@ -141,18 +150,24 @@ def _herd(
     return done
 
 
-def test_32_processes_one_cold_path_one_probe(host_env: HostEnv, fake_codex: FakeCodex) -> None:
-    count = 32
-    done = _herd(count, fake_codex, host_env.env)
+def _one_prober(
+    done: list[tuple[int, dict[str, Any], str]],
+    fake_codex: FakeCodex,
+    slow_path: str = SLOW_PATH,
+    waiters: frozenset[str] | set[str] = frozenset({"imported:"}),
+) -> None:
+    """Every process of the herd ``done`` published ``fake_codex`` from one probe, and only
+    the one that probed imported ``slow_path``: the others (each importing one of
+    ``waiters``) waited for it and read again."""
+    count = len(done)
     assert [code for code, _, _ in done] == [0] * count
     decisions = [decision for _, decision, _ in done]
     imports = [modules for _, _, modules in done]
 
     assert fake_codex.probe_count() == 1
-    # Only the prober imported the slow path; every waiter waited for it and read again.
     prober = [d["from_cache"] for d in decisions].index(False)
-    assert imports[prober] == SLOW_PATH
-    assert imports[:prober] + imports[prober + 1 :] == ["imported:"] * (count - 1)
+    assert imports[prober] == slow_path
+    assert set(imports[:prober] + imports[prober + 1 :]) <= waiters
     assert {json.dumps(d["launcher"]) for d in decisions} == {
         json.dumps({"codexExecutable": str(fake_codex.path)})
     }
@@ -160,11 +175,56 @@ def test_32_processes_one_cold_path_one_probe(host_env: HostEnv, fake_codex: Fak
     assert len({d["probed_at"] for d in decisions}) == 1
 
 
+def test_32_processes_one_cold_path_one_probe(host_env: HostEnv, fake_codex: FakeCodex) -> None:
+    _one_prober(_herd(32, host_env.env, "--codex", str(fake_codex.path)), fake_codex)
+
+
+def _on_path(tmp_path: Path, host_env: HostEnv) -> tuple[FakeCodex, dict[str, str]]:
+    """A fake codex in a directory of its own first on ``PATH`` (discovery's first
+    candidate), and that environment."""
+    directory = tmp_path / "on-path"
+    directory.mkdir(mode=0o755)
+    fake_codex = install_fake_codex(directory)
+    return fake_codex, {**host_env.env, "PATH": f"{directory}:{host_env.env['PATH']}"}
+
+
+@pytest.fixture(params=[False, True], ids=["--codex", "plain"])
+def resolving(
+    request: pytest.FixtureRequest, host_env: HostEnv, tmp_path: Path
+) -> tuple[FakeCodex, dict[str, str], list[str]]:
+    """A fake codex, the environment and the ``resolve`` arguments that find it: named by
+    ``--codex``, or first on ``PATH`` for a plain resolve (discovery's first candidate)."""
+    fake_codex, env = _on_path(tmp_path, host_env)
+    return fake_codex, env, [] if request.param else ["--codex", str(fake_codex.path)]
+
+
+def test_32_plain_resolves_one_discovery_one_probe(host_env: HostEnv, tmp_path: Path) -> None:
+    """Without an operator path the first process whose discovery memo missed claims this
+    environment's discovery; the others wait for it, then answer from the memo it wrote."""
+    fake_codex, env = _on_path(tmp_path, host_env)
+    _one_prober(_herd(32, env), fake_codex, PLAIN_SLOW_PATH, PLAIN_WAITERS)
+
+
+def test_32_plain_resolves_finding_nothing_discover_once(host_env: HostEnv) -> None:
+    """A herd on a machine with no Codex: one process discovers, and the memo of its
+    ``not_found`` answers every other the same."""
+    done = _herd(32, host_env.env)
+    assert [code for code, _, _ in done] == [3] * 32
+    assert {(d["reason"], d["detail"]) for _, d, _ in done} == {
+        (done[0][1]["reason"], done[0][1]["detail"])
+    }
+    assert done[0][1]["reason"] == "not_found"
+    imports = [modules for _, _, modules in done]
+    searched = "imported: launcher_probe.host.discovery launcher_probe.host.discovery.places"
+    assert imports.count(searched) == 1
+    assert set(imports) - {searched} <= PLAIN_WAITERS
+
+
 def test_a_herd_of_a_failing_binary_probes_once(host_env: HostEnv, fake_codex: FakeCodex) -> None:
     """The record a failed probe leaves publishes nothing: every waiter then decides the
     slow way, from that cached failure (the entry lock keeps it to one probe)."""
     fake_codex.set_fault("wrong_nonce")
-    done = _herd(8, fake_codex, host_env.env)
+    done = _herd(8, host_env.env, "--codex", str(fake_codex.path))
     assert [code for code, _, _ in done] == [3] * 8
     assert {decision["reason"] for _, decision, _ in done} == {"probe_failed"}
     assert fake_codex.probe_count() == 1
@@ -239,25 +299,34 @@ def _supervisors(pid: int) -> list[psutil.Process]:
     return found
 
 
+def _launched_below(cli: subprocess.Popen[str]) -> list[psutil.Process]:
+    """Wait until ``cli`` has launched the probe's supervisor (the launch signals nothing:
+    /proc is watched); its supervisors."""
+    supervisors: list[psutil.Process] = []
+
+    def launched() -> bool:
+        assert cli.poll() is None, "the resolver ended before it launched a supervisor"
+        supervisors[:] = _supervisors(cli.pid)
+        return bool(supervisors)
+
+    wait_until(launched, HANG_GUARD)
+    return supervisors
+
+
 def test_a_resolver_signalled_before_it_probes_leaves_no_process(
-    host_env: HostEnv, fake_codex: FakeCodex
+    resolving: tuple[FakeCodex, dict[str, str], list[str]],
 ) -> None:
     """The process that claims the entry launches the probe's supervisor before its slow
-    imports and the entry lock; signalled while it waits for that lock (nothing probed
-    yet), it exits 128+N with its supervisor ended and reaped."""
+    imports and the entry lock (after discovery, on a miss, for a plain resolve);
+    signalled while it waits for that lock (nothing probed yet), it exits 128+N with its
+    supervisor ended and reaped."""
+    fake_codex, env, named = resolving
     lock_file = Path(VerdictCache().lock_file(str(fake_codex.path)))
-    holder = _hold(lock_file, host_env.env)
-    argv = [*PYTHON_M, "resolve", "--codex", str(fake_codex.path), "--lock-timeout", "600"]
-    cli = subprocess.Popen(argv, env=host_env.env, stdout=subprocess.PIPE, text=True)
+    holder = _hold(lock_file, env)
+    argv = [*PYTHON_M, "resolve", *named, "--lock-timeout", "600"]
+    cli = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, text=True)
     try:
-        supervisors: list[psutil.Process] = []
-
-        def launched() -> bool:
-            assert cli.poll() is None, "the resolver ended before it launched a supervisor"
-            supervisors[:] = _supervisors(cli.pid)
-            return bool(supervisors)
-
-        wait_until(launched, HANG_GUARD)  # the launch signals nothing: /proc is watched
+        supervisors = _launched_below(cli)
         cli.send_signal(signal.SIGTERM)
         cli.communicate(timeout=HANG_GUARD)
         assert cli.returncode == 128 + signal.SIGTERM
@@ -270,25 +339,60 @@ def test_a_resolver_signalled_before_it_probes_leaves_no_process(
         holder.wait()
 
 
+def test_a_supervisor_launched_for_a_miss_another_process_answers_is_ended(
+    resolving: tuple[FakeCodex, dict[str, str], list[str]],
+) -> None:
+    """A resolver that missed launches the supervisor, then waits for the entry lock; the
+    holder stores the verdict meanwhile: the resolver answers from it, probes nothing, and
+    its supervisor, which ran nothing, is ended and reaped."""
+    fake_codex, env, named = resolving
+    assert run_cli("resolve", "--json", *named, env=env).returncode == 0
+    cache = VerdictCache()
+    record = Path(cache.record_file(str(fake_codex.path)))
+    kept = record.read_bytes()
+    record.unlink()
+    forget_memos()
+    holder = _hold(Path(cache.lock_file(str(fake_codex.path))), env)
+    argv = [*PYTHON_M, "resolve", "--json", *named]
+    cli = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, text=True)
+    try:
+        supervisors = _launched_below(cli)
+        written = record.with_name(record.name + ".restored")
+        written.write_bytes(kept)
+        os.replace(written, record)
+        assert holder.stdin is not None
+        holder.stdin.close()
+        out, _ = cli.communicate(timeout=HANG_GUARD)
+        assert cli.returncode == 0
+        assert json.loads(out)["from_cache"] is True
+        assert all(dies_soon(process.pid, 0) for process in supervisors)
+        assert fake_codex.probe_count() == 1  # the first resolve's
+    finally:
+        for child in (cli, holder):
+            child.kill()
+            child.wait()
+
+
 @pytest.mark.skipif(
     not os.path.exists(f"/proc/self/task/{os.getpid()}/children"),
     reason="needs /proc/PID/task/TID/children",
 )
 def test_a_resolver_signalled_while_it_launches_its_supervisor_leaves_nothing(
-    host_env: HostEnv, fake_codex: FakeCodex
+    resolving: tuple[FakeCodex, dict[str, str], list[str]],
 ) -> None:
     """A signal can land at any moment, also while the supervisor's launch returns (its
     child forked or exec'd, the Popen not back yet). Resolvers signalled as their first
     child shows, and a varying few steps later, each exit 128+N and leave nothing: below a
     child subreaper, whatever one left (running, or dead and not reaped by it) would
     become the subreaper's child."""
+    fake_codex, env, named = resolving
     lock_file = Path(VerdictCache().lock_file(str(fake_codex.path)))
-    holder = _hold(lock_file, host_env.env)  # nothing is probed: the launch is the only child
-    argv = [*PYTHON_M, "resolve", "--codex", str(fake_codex.path), "--lock-timeout", "600"]
+    holder = _hold(lock_file, env)  # nothing is probed: the launch is the only child
+    argv = [*PYTHON_M, "resolve", *named, "--lock-timeout", "600"]
     harness = [sys.executable, "-c", SIGNAL_AROUND_THE_LAUNCH, json.dumps(argv), "16"]
     try:
         done = subprocess.run(
-            harness, env=host_env.env, capture_output=True, text=True, timeout=16 * HANG_GUARD
+            harness, env=env, capture_output=True, text=True, timeout=16 * HANG_GUARD
         )
         assert done.returncode == 0, done.stderr
         assert json.loads(done.stdout) == {"codes": [128 + signal.SIGTERM], "left": {}}
@@ -462,19 +566,25 @@ def test_a_waiter_sleeps_in_the_kernel_until_the_claim_goes(
     assert fake_codex.probe_count() == 1
 
 
+@pytest.mark.parametrize("plain", [False, True], ids=["--codex", "plain"])
 def test_the_lock_timeout_bounds_the_whole_wait_for_a_prober(
-    host_env: HostEnv, fake_codex: FakeCodex, tmp_path: Path
+    host_env: HostEnv, tmp_path: Path, plain: bool
 ) -> None:
     """A waiter behind a probe that does not end waits ``--lock-timeout`` in all: for the
-    prober's claim and then its entry lock together, not that long for each."""
-
+    prober's claim (of the entry, or of the environment's discovery for a plain resolve)
+    and then its entry lock together, not that long for each."""
+    directory = tmp_path / "on-path"
+    directory.mkdir(mode=0o755)
+    fake_codex = install_fake_codex(directory)
+    env = {**host_env.env, "PATH": f"{directory}:{host_env.env['PATH']}"}
+    named = [] if plain else ["--codex", str(fake_codex.path)]
     fake_codex.set_fault("slow_start", seconds=HANG_GUARD, gate=str(tmp_path / "never"))
-    argv = [*PYTHON_M, "resolve", "--json", "--codex", str(fake_codex.path)]
-    prober = subprocess.Popen(argv, env=host_env.env, stdout=subprocess.DEVNULL)
+    argv = [*PYTHON_M, "resolve", "--json", *named]
+    prober = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL)
     try:
         wait_until(lambda: fake_codex.probe_count() == 1)  # it holds the claim and the lock
         started = time.monotonic()
-        done = _resolve(fake_codex, host_env, "--lock-timeout", "2")
+        done = run_cli("resolve", "--json", *named, "--lock-timeout", "2", env=env)
         took = time.monotonic() - started
     finally:
         prober.kill()
