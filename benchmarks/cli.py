@@ -110,6 +110,11 @@ def after_globs(env: Env) -> dict[str, str]:
     }
 
 
+def _found_fresh(env: Env) -> dict[str, str]:
+    """Discovery's environment (``discovering``) with a cache never used before."""
+    return {**discovering(env), CACHE_DIR: env.fresh_cache()[CACHE_DIR]}
+
+
 def finding_nothing(env: Env) -> Action:
     """A plain ``resolve`` where discovery finds no Codex (an empty HOME, ``PATH`` without
     one: an MCP host on a machine with no Codex installed); it must end ``not_found`` (exit
@@ -352,6 +357,7 @@ def cold(env: Env, runs: int) -> list[Row]:
             locking,
             shared,
             shared_locking,
+            lambda: env.run([env.cli, "resolve"], _found_fresh(env)),
         ],
         runs,
     )
@@ -405,6 +411,14 @@ def cold(env: Env, runs: int) -> list[Row]:
             base,
             None,
             note="what the cold row would be without filelock (an estimate)",
+        ),
+        Row(
+            "discovery mode: cold plain resolve",
+            medians[9],
+            RAW_PROBE,
+            base,
+            None,
+            note="found first on PATH (discovering): discovery, then the cold path",
         ),
     ]
 
@@ -516,14 +530,14 @@ def herd(env: Env, runs: int) -> list[Row]:
     spread over the cores (what waiting costs nothing would take) and against one cold
     run plus the same herd with the verdict already on disk (for information); floor:
     ``HERD`` concurrent ``python -c pass``."""
-    found = discovering(env)
-
-    def found_fresh() -> dict[str, str]:
-        return {**found, CACHE_DIR: env.fresh_cache()[CACHE_DIR]}
-
     herds = [
         _Herd("CLI resolves", env.resolve_argv("--json"), env.fresh_cache, env.env),
-        _Herd("plain resolves", [env.cli, "resolve", "--json"], found_fresh, found),
+        _Herd(
+            "plain resolves",
+            [env.cli, "resolve", "--json"],
+            lambda: _found_fresh(env),
+            discovering(env),
+        ),
     ]
     bare = [env.python, "-c", "pass"]
     crowd_cpu: list[float] = []

@@ -12,6 +12,7 @@ from launcher_probe.exec_signals import defaults_for_exec
 from launcher_probe.messages import say, say_warnings
 from launcher_probe.proxy.options import (
     add_wrap_arguments,
+    check_policy_options,
     command_after_dashes,
     policy_state,
     resolved,
@@ -22,9 +23,8 @@ add_arguments = add_wrap_arguments
 
 
 def run(args: argparse.Namespace) -> int:
+    check_policy_options(args)
     profile = args.permission_profile
-    if profile is not None and (args.state or args.cwd or args.writable_root or args.network):
-        raise UsageError("--permission-profile takes the place of the policy options")
     state = None if profile is not None else policy_state(args)
     if args.print_state:
         if state is None:

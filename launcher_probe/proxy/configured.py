@@ -32,13 +32,15 @@ def launcher_probe_words(command: str | None, args: Sequence[str]) -> list[str] 
 def explained(words: list[str]) -> dict[str, Any]:
     """``{"command", "policy", "inner", "codex", "trust_host_state", "problem"}`` for
     ``launcher-probe WORDS`` (``trust_host_state``: the proxy's flag; None for ``wrap``);
-    ``problem`` (the usage error) when the words do not parse."""
+    ``problem`` (the usage error) when the words do not parse or name two policies."""
     from launcher_probe.arguments import raising_parser_class
     from launcher_probe.proxy.options import (
         add_proxy_arguments,
         add_wrap_arguments,
+        check_policy_options,
         command_after_dashes,
     )
+    from launcher_probe.sandbox_policy import READ_ONLY
 
     part: dict[str, Any] = {
         "command": words[0],
@@ -52,6 +54,7 @@ def explained(words: list[str]) -> dict[str, Any]:
     (add_proxy_arguments if words[0] == "proxy" else add_wrap_arguments)(parser)
     try:
         args = parser.parse_args(words[1:])
+        check_policy_options(args)
         inner = command_after_dashes(args.argv, words[0])
     except UsageError as error:
         return {**part, "problem": str(error)}
@@ -61,7 +64,7 @@ def explained(words: list[str]) -> dict[str, Any]:
         policy = {"state": args.state}
     else:
         policy = {
-            "sandbox": args.sandbox,
+            "sandbox": args.sandbox or READ_ONLY,
             "cwd": args.cwd,
             "writable_roots": list(args.writable_root),
             "network": "enabled" if args.network else "restricted",

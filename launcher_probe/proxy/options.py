@@ -27,12 +27,11 @@ def add_launcher_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def add_policy_arguments(parser: argparse.ArgumentParser) -> None:
-    from launcher_probe.sandbox_policy import MODES, READ_ONLY
+    from launcher_probe.sandbox_policy import MODES
 
     parser.add_argument(
         "--sandbox",
         choices=MODES,
-        default=READ_ONLY,
         help="the sandbox policy (proxy: the state of every call, unless --trust-host-state "
         "and the host sends its own): read-only (default) or workspace-write "
         "(the workspace, /tmp and $TMPDIR writable; .git, .agents, .codex, .aws under it not)",
@@ -122,14 +121,23 @@ def _add_json_and_command(parser: argparse.ArgumentParser, failing: str, command
     )
 
 
+def check_policy_options(args: argparse.Namespace) -> None:
+    """UsageError when the options name more than one policy: a permissions profile
+    (``-P``, wrap's) or ``--state`` beside another policy option, or beside each other."""
+    given = args.sandbox is not None or args.cwd or args.writable_root or args.network
+    if getattr(args, "permission_profile", None) is not None and (given or args.state):
+        raise UsageError("--permission-profile takes the place of the policy options")
+    if args.state is not None and given:
+        raise UsageError("--state takes the whole state: give no other policy option")
+
+
 def policy_state(args: argparse.Namespace) -> SandboxState:
-    """The state the options give: ``--state`` verbatim, else the policy's."""
+    """The state the options give (checked by :func:`check_policy_options`): ``--state``
+    verbatim, else the policy's (``--sandbox`` read-only unless given)."""
     from launcher_probe.sandbox_policy import READ_ONLY, Policy, absolute_directory
 
+    check_policy_options(args)
     if args.state is not None:
-        policy_given = args.sandbox != READ_ONLY or args.cwd or args.writable_root or args.network
-        if policy_given:
-            raise UsageError("--state takes the whole state: give no other policy option")
         text = argument_text("--state", args.state)
         # One JSON-RPC message is one line: a line break in JSON text can only be
         # whitespace between tokens, so a space in its place changes nothing else.
@@ -138,7 +146,7 @@ def policy_state(args: argparse.Namespace) -> SandboxState:
     if not os.path.isdir(cwd):
         raise UsageError(f"--cwd is not a directory: {cwd!r}")
     roots = tuple(absolute_directory("--writable-root", root) for root in args.writable_root)
-    return Policy(args.sandbox, cwd, roots, args.network).state()
+    return Policy(args.sandbox or READ_ONLY, cwd, roots, args.network).state()
 
 
 def command_after_dashes(words: list[str], name: str) -> list[str]:

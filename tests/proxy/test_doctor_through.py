@@ -63,6 +63,10 @@ env = {{ PATH = {json.dumps(f"{project}:/usr/bin:/bin")} }}
 command = "launcher-probe"
 args = ["proxy", "--sandbox", "everything", "--", "my-server"]
 
+[mcp_servers.two-policies]
+command = "launcher-probe"
+args = ["wrap", "-P", "build", "--sandbox", "read-only", "--", "my-server"]
+
 [mcp_servers.plain]
 command = "my-server"
 """
@@ -106,6 +110,9 @@ command = "my-server"
     assert servers["wrapped-on-its-path"]["through"]["note"] == ASYNCIO_NOTE
     assert through["note"] is None  # proxy: the server runs outside the sandbox
     assert "invalid choice: 'everything'" in servers["refused"]["through"]["problem"]
+    assert servers["two-policies"]["through"]["problem"] == (
+        "--permission-profile takes the place of the policy options"
+    )
     assert servers["plain"]["through"] is None
 
     text = run_cli("doctor", env=host_env.env).stdout

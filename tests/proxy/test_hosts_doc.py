@@ -22,6 +22,16 @@ from tests.proxy.claude_code import ClaudeCode
 from tests.proxy.client import ProxyClient
 
 DOC = ROOT / "docs" / "hosts.md"
+INSPECTOR = "@modelcontextprotocol/inspector"
+
+
+def inspector_pin() -> str:
+    """The Inspector version the tests run (``scripts/hosts/inspector``'s pin)."""
+    manifest = json.loads((ROOT / "scripts/hosts/inspector/package.json").read_text())
+    version: str = manifest["dependencies"][INSPECTOR]
+    return version
+
+
 SNIPPET = re.compile(
     r"<!-- snippet: (?P<name>[\w-]+) -->\n```(?P<language>\w+)\n(?P<body>.*?)```", re.S
 )
@@ -82,7 +92,7 @@ def configured_argv(name: str, language: str, body: str) -> list[str]:
     if name == "claude-mcp-add":
         assert words[:4] == ["claude", "mcp", "add", "shell"] and words[4] == "--"
         return words[5:]
-    assert language == "sh" and words[:3] == ["npx", "@modelcontextprotocol/inspector", "--cli"]
+    assert language == "sh" and words[:3] == ["npx", f"{INSPECTOR}@{inspector_pin()}", "--cli"]
     return words[3 : words.index("--method")]
 
 

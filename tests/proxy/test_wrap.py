@@ -130,11 +130,23 @@ def test_a_permission_profile_goes_to_codex_sandbox(
     assert fake_codex.calls()[-1] == ["sandbox", "-P", "build", "--", "true"]
 
 
-def test_a_profile_and_policy_options_together_are_a_usage_error(
-    env: dict[str, str], workspace: Path
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        (["-P", "build", "--network"], "takes the place of the policy options"),
+        # --sandbox given, even as its default: the operator asked for two policies.
+        (["-P", "build", "--sandbox", "read-only"], "takes the place of the policy options"),
+        (["-P", "build", "--sandbox", "workspace-write"], "takes the place of the policy options"),
+        (["-P", "build", "--state", "{}"], "takes the place of the policy options"),
+        (["--state", "{}", "--sandbox", "read-only"], "takes the whole state"),
+    ],
+)
+def test_two_policies_together_are_a_usage_error(
+    env: dict[str, str], workspace: Path, fake_codex: FakeCodex, options: list[str], message: str
 ) -> None:
-    done = wrap(env, workspace, "-P", "build", "--network", "--", "true")
-    assert done.returncode == 2 and "takes the place of the policy options" in done.stderr
+    done = wrap(env, workspace, "--codex", str(fake_codex.path), *options, "--", "true")
+    assert done.returncode == 2 and message in done.stderr
+    assert fake_codex.calls() == []  # nothing resolved, nothing run
 
 
 @pytest.mark.real_codex
