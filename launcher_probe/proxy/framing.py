@@ -24,7 +24,8 @@ def pump(
     on_sink_error: Callable[[], None],
     lock: LockType | None = None,
 ) -> None:
-    """Copy ``source`` to ``sink`` message by message through ``handle`` until end of input.
+    """Copy ``source`` to ``sink`` message by message through ``handle`` until end of input
+    (or a read that fails, which ends it the same way).
 
     The messages that end in one read are written with one ``write`` (holding ``lock``, when
     another thread writes whole messages to ``sink`` too). When ``sink`` fails (the reader
@@ -33,7 +34,7 @@ def pump(
     """
     partial = bytearray()
     sink_ok = True
-    while chunk := read_some(source, READ_SIZE):
+    while chunk := _read(source):
         out: list[bytes | bytearray] = []
         start, end = 0, chunk.find(b"\n")
         if end >= 0 and partial:
@@ -51,6 +52,15 @@ def pump(
             sink_ok = _send(sink, data, on_sink_error, lock)
     if partial and sink_ok:
         _send(sink, handle(partial), on_sink_error, lock)
+
+
+def _read(source: int) -> bytes:
+    """The next bytes of ``source``; b"" at its end, and when reading it fails (a host that
+    reset the connection, say): nothing more will come from it either way."""
+    try:
+        return read_some(source, READ_SIZE)
+    except OSError:
+        return b""
 
 
 def _send(

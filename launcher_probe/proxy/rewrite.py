@@ -7,8 +7,9 @@ a look-alike of one) is answered with a JSON-RPC error, not relayed, unless the 
 trusts the host's state (``--trust-host-state``, for Codex): then a state the host sent is
 its authority and stays as sent, and only the launcher is added when the host sent none.
 So is a message that a server which takes the state (or has not said yet) could read
-otherwise than the proxy does: not UTF-8, not JSON, a key there twice or in another case,
-text after it, a batch. The host's own keys keep their text, ``progressToken`` last.
+otherwise than the proxy does: not UTF-8 (UTF-16 or UTF-32 too, which some readers take),
+not JSON, a key there twice or in another case, text after it, a batch. The host's own
+keys keep their text, ``progressToken`` last.
 """
 
 from __future__ import annotations
@@ -108,10 +109,7 @@ class Rewriter:
         self._turns: dict[tuple[str, ...], HostMeta] = {}
 
     def from_host(self, line: bytes | bytearray) -> bytes | bytearray:
-        for marker in _MARKERS:
-            if marker in line:
-                break
-        else:
+        if not _may_name_a_method(line):
             return self._under_awaited_id(line) if self.server.awaiting else line
         try:
             text = line.decode("utf-8")
@@ -292,6 +290,26 @@ class Rewriter:
             else:
                 parts.append(_member(key, dumps_utf8(value, separators=_COMPACT)))
         return "{" + ",".join(parts) + "}"
+
+
+def _may_name_a_method(line: bytes | bytearray) -> bool:
+    """Whether a reader of some kind could find a method the proxy looks at in ``line``: it
+    holds one of ``_MARKERS``, or a NUL (UTF-16 and UTF-32, which some readers take for
+    JSON, spell every JSON text with one; UTF-8 JSON has none), or bytes that are not UTF-8
+    (readers decode those each their own way). Such a line is read, and one that is not
+    UTF-8 JSON is refused as unreadable."""
+    for marker in _MARKERS:
+        if marker in line:
+            return True
+    if b"\0" in line:
+        return True
+    if line.isascii():
+        return False
+    try:
+        line.decode("utf-8")
+    except UnicodeDecodeError:
+        return True
+    return False
 
 
 def _member(key: str, value_text: str) -> str:

@@ -7,8 +7,10 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import select
 import signal
 import site
+import socket
 import subprocess
 import sys
 import time
@@ -218,8 +220,19 @@ def test_a_call_that_sets_a_sandbox_key_is_refused_and_never_reaches_the_server(
         b'[{"jsonrpc":"2.0","id":34,"method":"tools/call","params":{"name":"meta"}}]\n',
         b'{"jsonrpc":"2.0","id":35,"method":"tools/call","params":{"name":"meta"}} trailing\n',
         b'{"jsonrpc":"2.0","id":36,"method":"tools/call","params":{"name":"\xff"}}\n',
+        # an overlong "/" (not UTF-8), which a lenient decoder could take for "tools/call"
+        b'{"jsonrpc":"2.0","id":38,"method":"tools\xc0\xafcall","params":{"name":"meta"}}\n',
     ],
-    ids=["params twice", "a key twice", "PARAMS", "_META", "batch", "trailing", "not UTF-8"],
+    ids=[
+        "params twice",
+        "a key twice",
+        "PARAMS",
+        "_META",
+        "batch",
+        "trailing",
+        "not UTF-8",
+        "no marker, not UTF-8",
+    ],
 )
 def test_a_call_a_server_could_read_otherwise_is_refused(
     start: Any, record: Path, line: bytes
@@ -232,6 +245,24 @@ def test_a_call_a_server_could_read_otherwise_is_refused(
     assert "cannot read unambiguously" in error["message"]
     client.answer(client.request("ping"))
     assert received(record, "tools/call") == []
+
+
+@pytest.mark.parametrize("encoding", ["utf-16-be", "utf-16-le", "utf-16", "utf-32-be", "utf-32"])
+def test_a_call_in_utf16_or_utf32_never_reaches_the_server(
+    start: Any, record: Path, encoding: str
+) -> None:
+    """Some readers decode UTF-16 and UTF-32 JSON by themselves (Python's ``json.loads`` of
+    bytes, the scripted server's): a forged call so written, which names no method in
+    UTF-8, is refused all the same, and nothing of it reaches the server."""
+    client = start("--capable")
+    client.initialize()
+    forged = CALL % (37, b'{"codex/sandbox-state":%s}' % DISABLED)
+    client.send_raw(forged.rstrip(b"\n").decode().encode(encoding) + b"\n")
+    error = client.answer(None)["error"]  # no id can be trusted
+    assert error["code"] == -32600
+    assert "cannot read unambiguously" in error["message"]
+    assert client.answer(client.request("ping"))["result"] == {}
+    assert b"\0" not in record.read_bytes()
 
 
 def test_before_the_server_says_a_call_gets_nothing_added_and_a_forged_one_is_refused(
@@ -490,6 +521,39 @@ def test_sigint_to_every_process_of_the_tree_lets_the_server_clean_up(
         assert client.process.wait(30) == 3
     finally:
         client.close()
+
+
+def test_a_host_that_resets_the_connection_ends_the_proxy_and_leaves_nothing(
+    env: dict[str, str], tmp_path: Path, workspace: Path, fake_codex: FakeCodex
+) -> None:
+    """A host on one socket for stdin and stdout that closes it with an answer unread: the
+    proxy's read fails (ECONNRESET), which ends the host's input as its end would. The
+    server gets its EOF, its tree goes, and the proxy exits with its status, with no
+    traceback."""
+    pidfile = tmp_path / "daemon.pid"
+    options = ["--codex", str(fake_codex.path), "--cwd", str(workspace)]
+    argv = proxy_argv(options, ["--capable", "--daemon", str(pidfile)])
+    host, theirs = socket.socketpair()
+    errlog = tmp_path / "proxy.err"
+    with errlog.open("wb") as stderr:
+        fd = theirs.fileno()
+        proxy = subprocess.Popen(argv, stdin=fd, stdout=fd, stderr=stderr, env=env)
+    theirs.close()
+    try:
+        host.sendall(b'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}\n')
+        answers = host.makefile("rb")
+        assert json.loads(answers.readline())["id"] == 1
+        host.sendall(b'{"jsonrpc":"2.0","id":2,"method":"ping"}\n')
+        assert select.select([host], [], [], 30)[0]  # its answer came, and stays unread
+        answers.close()
+        host.close()
+        assert proxy.wait(30) == 0
+    finally:
+        if proxy.poll() is None:
+            proxy.kill()
+            proxy.wait()
+    assert dies_soon(int(pidfile.read_text()))
+    assert "Traceback" not in errlog.read_text()
 
 
 @pytest.mark.parametrize(
