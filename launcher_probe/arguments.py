@@ -61,16 +61,23 @@ def argument_text(option: str, value: str) -> str:
         raise InputRejected(f"{problem}: not UTF-8 (byte {error.start})") from error
 
 
+#: The longest wait a seconds option takes (a week): beyond some billions of seconds the
+#: waits underneath (``poll``, ``select``) overflow.
+MAX_SECONDS = 7 * 24 * 3600.0
+
+
 def positive_seconds(text: str) -> float:
-    """argparse type: a finite number of seconds above zero."""
+    """argparse type: a number of seconds above zero, at most ``MAX_SECONDS``."""
     import argparse
 
     try:
         value = float(text)
     except ValueError:
         value = 0.0
-    if not 0 < value < float("inf"):
-        raise argparse.ArgumentTypeError(f"not a positive number of seconds: {text!r}")
+    if not 0 < value <= MAX_SECONDS:
+        raise argparse.ArgumentTypeError(
+            f"not a number of seconds above 0 and at most {MAX_SECONDS:.0f}: {text!r}"
+        )
     return value
 
 

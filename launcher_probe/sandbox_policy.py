@@ -37,7 +37,10 @@ def _path(path: str, access: str, **extra: str) -> dict[str, Any]:
 
 def absolute_directory(option: str, given: str) -> str:
     """``given`` made absolute (not resolved: the operator's spelling stays), valid UTF-8;
-    UsageError otherwise."""
+    UsageError otherwise, and for an empty one (an empty variable in a host's configuration
+    would otherwise name the current directory)."""
+    if not given:
+        raise UsageError(f"{option} must not be empty")
     path = os.path.abspath(given)
     try:
         path.encode("utf-8")

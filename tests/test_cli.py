@@ -64,6 +64,26 @@ def test_a_usage_error_is_exit_2_and_one_line(host_env: HostEnv) -> None:
     assert "Traceback" not in done.stderr
 
 
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (["resolve", "--timeout", "1e10"], "at most 604800"),
+        (["proxy", "--grace", "1e10", "--", "true"], "at most 604800"),
+        (["proxy", "--grace", "0", "--", "true"], "above 0"),
+        (["proxy", "--writable-root", "", "--print-state"], "--writable-root must not be empty"),
+        (["wrap", "--cwd", "", "--print-state"], "--cwd must not be empty"),
+    ],
+)
+def test_an_option_out_of_its_range_is_a_usage_error(
+    host_env: HostEnv, args: list[str], said: str
+) -> None:
+    """A wait the waits beneath cannot take (they overflow), or an empty directory (an
+    empty variable in a host's configuration: it would name the current directory)."""
+    done = run_cli(*args, env=host_env.env)
+    assert (done.returncode, done.stdout) == (2, "")
+    assert said in done.stderr and done.stderr.count("\n") == 1
+
+
 @pytest.mark.parametrize("command", list(COMMANDS))
 def test_every_command_explains_itself_and_the_exit_codes(host_env: HostEnv, command: str) -> None:
     done = run_cli(command, "--help", env=host_env.env)

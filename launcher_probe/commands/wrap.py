@@ -4,7 +4,9 @@ with no verified launcher, run nothing and exit 3 (docs/hosts.md)."""
 from __future__ import annotations
 
 import argparse
+import errno
 import os
+import stat
 
 from launcher_probe.commands.common import write_stdout
 from launcher_probe.errors import InputRejected, NothingUsable, UsageError
@@ -32,6 +34,7 @@ def run(args: argparse.Namespace) -> int:
         write_stdout(state.text)
         return 0
     command = command_after_dashes(args.argv, "wrap")
+    _check_runnable(command[0])
     from launcher_probe.host.decision import Published
     from launcher_probe.server.request import SandboxRequest
 
@@ -64,6 +67,19 @@ def run(args: argparse.Namespace) -> int:
     except InputRejected:
         put_back()  # the host's own sockets again (main may run in a host's process)
         raise
+
+
+def _check_runnable(name: str) -> None:
+    """InputRejected (exit 4) unless ``name`` is a file one may execute, found as ``exec``
+    finds it: checked before the sandbox starts, whose own refusal is a panic of Codex's."""
+    from launcher_probe.proxy.program import find_program
+
+    try:
+        path = find_program(name)
+        if stat.S_ISDIR(os.stat(path).st_mode) or not os.access(path, os.X_OK):
+            raise OSError(errno.EACCES, os.strerror(errno.EACCES))
+    except OSError as error:
+        raise InputRejected(f"cannot execute {name!r}: {error.strerror}") from error
 
 
 def _exec(argv: list[str], *, search: bool = False) -> int:

@@ -142,7 +142,7 @@ def policy_state(args: argparse.Namespace) -> SandboxState:
         # One JSON-RPC message is one line: a line break in JSON text can only be
         # whitespace between tokens, so a space in its place changes nothing else.
         return SandboxState.from_text(text.replace("\r", " ").replace("\n", " ").strip())
-    cwd = absolute_directory("--cwd", args.cwd or os.getcwd())
+    cwd = absolute_directory("--cwd", os.getcwd() if args.cwd is None else args.cwd)
     if not os.path.isdir(cwd):
         raise UsageError(f"--cwd is not a directory: {cwd!r}")
     roots = tuple(absolute_directory("--writable-root", root) for root in args.writable_root)

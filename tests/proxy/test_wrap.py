@@ -131,6 +131,29 @@ def test_a_permission_profile_goes_to_codex_sandbox(
 
 
 @pytest.mark.parametrize(
+    ("command", "error"),
+    [
+        ("no-such-server", "No such file or directory"),
+        ("TMP", "Permission denied"),  # a directory
+        ("TMP/not-executable", "Permission denied"),
+        ("", "No such file or directory"),
+    ],
+)
+def test_a_command_that_cannot_run_is_refused_before_the_sandbox(
+    env: dict[str, str], workspace: Path, tmp_path: Path, fake_codex: FakeCodex,
+    command: str, error: str,
+) -> None:  # fmt: skip
+    """exit 4 and one line, as the proxy refuses such a command; the sandbox is never
+    started (``codex sandbox`` itself answers with a panic and exit 101)."""
+    (tmp_path / "not-executable").write_text("#!/bin/sh\n")
+    command = command.replace("TMP", str(tmp_path))
+    done = wrap(env, workspace, "--codex", str(fake_codex.path), "--", command)
+    assert done.returncode == 4
+    assert done.stderr == f"launcher-probe: cannot execute {command!r}: {error}\n"
+    assert fake_codex.calls() == []
+
+
+@pytest.mark.parametrize(
     ("options", "message"),
     [
         (["-P", "build", "--network"], "takes the place of the policy options"),
@@ -184,7 +207,7 @@ def test_the_asyncio_note_is_the_documented_text() -> None:
         (["pypy3", "server.py"], True),
         (["python3.13t", "server.py"], True),
         (["pythonw", "server.py"], False),
-        (["/opt/tools/pipx", "run", "some-server"], True),
+        (["TOOLS/pipx", "run", "some-server"], True),  # TOOLS: the stand-ins' directory
         (["py-server"], True),  # #!/usr/bin/env python3, found on PATH
         (["uv-script"], True),  # #!/usr/bin/env -S uv run --script
         (["env-options-server"], True),  # #!/usr/bin/env -S PYTHONUNBUFFERED=1 -u FOO python3
@@ -216,7 +239,11 @@ def test_a_python_program_with_the_network_restricted_gets_the_asyncio_note(
     ):
         (tools / name).write_text(f"{head}exit 0\n")
         (tools / name).chmod(0o755)
+    for name in ("uvx", "pypy3", "python3.13t", "pythonw", "pipx"):  # wrap runs what is there
+        (tools / name).write_text("#!/bin/sh\nexit 0\n")
+        (tools / name).chmod(0o755)
     os.mkfifo(tools / "fifo-server", 0o755)
+    command = [command[0].replace("TOOLS", str(tools)), *command[1:]]
     path_env = {**env, "PATH": f"{tools}{os.pathsep}{env['PATH']}"}
     done = wrap(path_env, workspace, "--codex", str(fake_codex.path), "--", *command)
     assert (NOTE in done.stderr.splitlines()) is noted, done.stderr
