@@ -35,13 +35,13 @@ def _path(path: str, access: str, **extra: str) -> dict[str, Any]:
     return {"path": {"type": "path", "path": path}, "access": access, **extra}
 
 
-def absolute_directory(option: str, given: str) -> str:
-    """``given`` made absolute (not resolved: the operator's spelling stays), valid UTF-8;
-    UsageError otherwise, and for an empty one (an empty variable in a host's configuration
-    would otherwise name the current directory)."""
+def absolute_directory(option: str, given: str, where: str | None = None) -> str:
+    """``given`` made absolute from ``where`` (the working directory by default; not
+    resolved: the operator's spelling stays), valid UTF-8; UsageError otherwise, and for an
+    empty one (an empty variable in a host's configuration would name the current one)."""
     if not given:
         raise UsageError(f"{option} must not be empty")
-    path = os.path.abspath(given)
+    path = os.path.normpath(os.path.join(os.getcwd() if where is None else where, given))
     try:
         path.encode("utf-8")
     except UnicodeEncodeError:

@@ -173,7 +173,7 @@ def _through(server: ServerConfig, decision: Decision) -> tuple[dict[str, Any] |
     words = launcher_probe_words(server.command, server.args)
     if words is None:
         return None, decision
-    part = explained(words)
+    part = explained(words, server.cwd)
     if part["problem"] is not None:
         return {**part, "launcher": None, "note": None}, decision
     if part["codex"] is not None:

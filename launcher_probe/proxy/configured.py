@@ -8,7 +8,7 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
-from launcher_probe.errors import UsageError
+from launcher_probe.errors import InputRejected, UsageError
 from launcher_probe.interpreter_name import is_python
 
 COMMANDS = ("proxy", "wrap")
@@ -29,16 +29,19 @@ def launcher_probe_words(command: str | None, args: Sequence[str]) -> list[str] 
     return words if words[:1] and words[0] in COMMANDS else None
 
 
-def explained(words: list[str]) -> dict[str, Any]:
+def explained(words: list[str], where: str | None = None) -> dict[str, Any]:
     """``{"command", "policy", "inner", "codex", "trust_host_state", "problem"}`` for
-    ``launcher-probe WORDS`` (``trust_host_state``: the proxy's flag; None for ``wrap``);
-    ``problem`` (the usage error) when the words do not parse or name two policies."""
+    ``launcher-probe WORDS`` run in ``where`` (this process's working directory by default;
+    ``trust_host_state``: the proxy's flag; None for ``wrap``); ``problem`` when it would
+    run no server: the words do not parse, name two policies or a policy it refuses
+    (``policy_state``), or ask for its help or its state alone."""
     from launcher_probe.arguments import raising_parser_class
     from launcher_probe.proxy.options import (
         add_proxy_arguments,
         add_wrap_arguments,
         check_policy_options,
         command_after_dashes,
+        policy_state,
     )
     from launcher_probe.sandbox_policy import READ_ONLY
 
@@ -49,14 +52,23 @@ def explained(words: list[str]) -> dict[str, Any]:
         "codex": None,
         "trust_host_state": None,
     }
-    parser = raising_parser_class()(prog=f"launcher-probe {words[0]}")
+    parser = raising_parser_class()(prog=f"launcher-probe {words[0]}", add_help=False)
     parser.add_argument("--debug", action="store_true")
+    parser.add_argument("-h", "--help", action="store_true")  # said, not printed
     (add_proxy_arguments if words[0] == "proxy" else add_wrap_arguments)(parser)
     try:
         args = parser.parse_args(words[1:])
+        for asked, does in (
+            (args.help, "--help prints its help"),
+            (args.print_state, "--print-state prints the state"),
+        ):
+            if asked:
+                raise UsageError(f"{does} and exits: no server runs")
         check_policy_options(args)
+        if getattr(args, "permission_profile", None) is None:
+            policy_state(args, where)
         inner = command_after_dashes(args.argv, words[0])
-    except UsageError as error:
+    except (UsageError, InputRejected) as error:
         return {**part, "problem": str(error)}
     if getattr(args, "permission_profile", None) is not None:
         policy: dict[str, Any] = {"permission_profile": args.permission_profile}

@@ -131,21 +131,27 @@ def check_policy_options(args: argparse.Namespace) -> None:
         raise UsageError("--state takes the whole state: give no other policy option")
 
 
-def policy_state(args: argparse.Namespace) -> SandboxState:
+def policy_state(args: argparse.Namespace, where: str | None = None) -> SandboxState:
     """The state the options give (checked by :func:`check_policy_options`): ``--state``
-    verbatim, else the policy's (``--sandbox`` read-only unless given)."""
+    verbatim, else the policy's (``--sandbox`` read-only unless given). Relative paths
+    (``--cwd``, ``--writable-root``, ``--state @FILE``) are taken from ``where`` (this
+    process's working directory by default), and so is the default ``--cwd``."""
     from launcher_probe.sandbox_policy import READ_ONLY, Policy, absolute_directory
 
     check_policy_options(args)
+    where = os.getcwd() if where is None else where
     if args.state is not None:
-        text = argument_text("--state", args.state)
+        given = args.state
+        if given.startswith("@") and len(given) > 1:
+            given = "@" + os.path.join(where, given[1:])
+        text = argument_text("--state", given)
         # One JSON-RPC message is one line: a line break in JSON text can only be
         # whitespace between tokens, so a space in its place changes nothing else.
         return SandboxState.from_text(text.replace("\r", " ").replace("\n", " ").strip())
-    cwd = absolute_directory("--cwd", os.getcwd() if args.cwd is None else args.cwd)
+    cwd = absolute_directory("--cwd", where if args.cwd is None else args.cwd, where)
     if not os.path.isdir(cwd):
         raise UsageError(f"--cwd is not a directory: {cwd!r}")
-    roots = tuple(absolute_directory("--writable-root", root) for root in args.writable_root)
+    roots = tuple(absolute_directory("--writable-root", root, where) for root in args.writable_root)
     return Policy(args.sandbox or READ_ONLY, cwd, roots, args.network).state()
 
 

@@ -22,6 +22,7 @@ def test_doctor_explains_proxied_and_wrapped_servers(
     project.mkdir()
     (project / "server.py").write_text("#!/usr/bin/env python3\n")
     (project / "server.py").chmod(0o755)
+    (workspace.parent / "sub").mkdir()
     host_env.codex_home.mkdir(exist_ok=True)
     (host_env.codex_home / "config.toml").write_text(
         f"""
@@ -66,6 +67,32 @@ args = ["proxy", "--sandbox", "everything", "--", "my-server"]
 [mcp_servers.two-policies]
 command = "launcher-probe"
 args = ["wrap", "-P", "build", "--sandbox", "read-only", "--", "my-server"]
+
+[mcp_servers.help]
+command = "launcher-probe"
+args = ["proxy", "--help"]
+
+[mcp_servers.state-only]
+command = "launcher-probe"
+args = ["wrap", "--print-state", "--", "my-server"]
+
+[mcp_servers.root-of-read-only]
+command = "launcher-probe"
+args = ["proxy", "--writable-root", "/tmp", "--", "my-server"]
+
+[mcp_servers.no-workspace]
+command = "launcher-probe"
+args = ["proxy", "--cwd", "/nonexistent/workspace", "--", "my-server"]
+
+[mcp_servers.no-state-file]
+command = "launcher-probe"
+args = ["proxy", "--state", "@state.json", "--", "my-server"]
+cwd = {json.dumps(str(project))}
+
+[mcp_servers.relative-workspace]
+command = "launcher-probe"
+args = ["wrap", "--cwd", "sub", "--", "my-server"]
+cwd = {json.dumps(str(workspace.parent))}
 
 [mcp_servers.plain]
 command = "my-server"
@@ -113,6 +140,18 @@ command = "my-server"
     assert servers["two-policies"]["through"]["problem"] == (
         "--permission-profile takes the place of the policy options"
     )
+    # What the command would refuse, or run no server for, is a problem too (doctor's own
+    # output stays its report: the help is not printed).
+    problems = {
+        name: part["through"]["problem"] for name, part in servers.items() if part["through"]
+    }
+    assert problems["help"] == "--help prints its help and exits: no server runs"
+    assert problems["state-only"] == "--print-state prints the state and exits: no server runs"
+    assert problems["root-of-read-only"] == "--writable-root needs --sandbox workspace-write"
+    assert problems["no-workspace"] == "--cwd is not a directory: '/nonexistent/workspace'"
+    assert f"{project}/state.json" in problems["no-state-file"]  # from the server's cwd
+    assert problems["relative-workspace"] is None  # its cwd's sub: the workspace
+    assert servers["relative-workspace"]["through"]["policy"]["cwd"] == "sub"
     assert servers["plain"]["through"] is None
 
     text = run_cli("doctor", env=host_env.env).stdout
