@@ -38,8 +38,8 @@ def key_form(key: str) -> str:
     fullwidth solidus U+FF0F is ``/``), case folded, every whitespace and every other non-printable
     character (control, format, line separators) dropped. No reserved key holds any of
     them, so this only widens what counts as one."""
-    if type(key) is str:  # not a subclass, which could pass for a key already seen
-        return _remembered_form(key)
+    if type(key) is str and len(key) <= _REMEMBERED_LENGTH:  # not a subclass, which could
+        return _remembered_form(key)  # pass for a key already seen; nor a huge key to keep
     return _form(key)
 
 
@@ -53,8 +53,10 @@ def _form(key: str) -> str:
     return "".join(unicodedata.normalize("NFKC", key).split()).casefold()
 
 
-#: ``_form`` of the keys seen lately: a turn's calls repeat theirs (bounded for any keys).
+#: ``_form`` of the keys seen lately: a turn's calls repeat theirs (bounded for any keys:
+#: 1024 of them, each of at most ``_REMEMBERED_LENGTH`` characters).
 _remembered_form = functools.lru_cache(maxsize=1024)(_form)
+_REMEMBERED_LENGTH = 256
 
 
 _APPS_OBJECT_FORM = key_form(CODEX_APPS_OBJECT_KEY)

@@ -39,7 +39,7 @@ from launcher_probe.json_output import dumps_utf8
 from launcher_probe.proxy.capabilities import DISCOVERY_METHODS, ServerCapabilities
 from launcher_probe.proxy.launcher import BoundLauncher
 from launcher_probe.proxy.members import Member, Walked, walk
-from launcher_probe.proxy.notes import Notes
+from launcher_probe.proxy.notes import MAX_SAID, Notes, shortened
 from launcher_probe.state import SandboxState
 
 _BUILDERS = {"tools/call": tool_call_meta, "resources/read": resource_read_meta}
@@ -152,12 +152,13 @@ class Rewriter:
 
     def _refused(self, refused: _Refused) -> bytes:
         """Nothing for the server; the host gets the error (a notification: said on stderr)."""
-        said = f"refused, not relayed: {refused.detail}"
+        detail = shortened(refused.detail, MAX_SAID)  # it may quote what the host sent
+        said = f"refused, not relayed: {detail}"
         if refused.id_text is None:
             self.notes.once(f"a notification {said}")
             return b""
         self.notes.once(f"a request {said}")
-        message = json.dumps(f"launcher-probe proxy: {refused.detail}", ensure_ascii=False)
+        message = json.dumps(f"launcher-probe proxy: {detail}", ensure_ascii=False)
         error = f'{{"code":{refused.code},"message":{message}}}'
         self.answer(f'{{"jsonrpc":"2.0","id":{refused.id_text},"error":{error}}}\n'.encode())
         return b""

@@ -265,6 +265,24 @@ def test_a_call_in_utf16_or_utf32_never_reaches_the_server(
     assert b"\0" not in record.read_bytes()
 
 
+def test_what_a_host_chose_to_send_is_not_kept_nor_said_in_full(start: Any, tmp_path: Path) -> None:
+    """Refusals that quote a key the host sent (a look-alike of ``params``, a megabyte of
+    it, another each time): each answer and each line said is cut short, and the proxy
+    keeps none of them in full (it held every one: 289 MiB after 60 of 2 MB)."""
+    client = start("--capable")
+    client.initialize()
+    rss = []
+    for number in range(24):
+        key = "PARAMS" + " " * ((1 << 20) + number)
+        client.send_raw(b'{"jsonrpc":"2.0","id":%d,"method":"tools/call","%s":{}}\n' % (
+            number, key.encode()))  # fmt: skip
+        message = client.answer(None)["error"]["message"]  # no id can be trusted
+        assert "cannot read unambiguously" in message and len(message) < 1200
+        rss.append(psutil.Process(client.process.pid).memory_info().rss)
+    assert (tmp_path / "proxy.err").stat().st_size < 24 * 1200
+    assert rss[-1] - rss[4] < 8 << 20  # flat after the first few (not 1 MiB each)
+
+
 def test_before_the_server_says_a_call_gets_nothing_added_and_a_forged_one_is_refused(
     start: Any, record: Path
 ) -> None:
