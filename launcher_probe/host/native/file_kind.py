@@ -71,20 +71,37 @@ def shebang(head: bytes) -> Shebang | None:
 _ENV_VALUED = frozenset({"-u", "--unset", "-C", "--chdir", "-P", "-a", "--argv0"})
 
 
+#: ``-S``'s string given in the same word: ``-Sprogram ...``, ``--split-string=program ...``.
+_SPLIT_ATTACHED = ("--split-string=", "-S")
+
+
 def _env_program(words: list[str]) -> str | None:
     """The program ``env WORDS`` runs: the first word past its options (a valued one takes
-    the next word too; ``-S`` splits the rest, as it is split here), ``--`` and its
-    ``NAME=VALUE`` assignments; None when there is none."""
+    the next word too; ``-S`` splits the rest, as it is split here, its string in its own
+    word or attached, and unquotes it), ``--`` and its ``NAME=VALUE`` assignments; None
+    when there is none."""
     rest = iter(words)
     options = True
     for word in rest:
+        if options:
+            for prefix in _SPLIT_ATTACHED:
+                if word.startswith(prefix) and len(word) > len(prefix):
+                    word = word[len(prefix) :]
+                    break
         if options and word == "--":
             options = False
         elif options and word in _ENV_VALUED:
             next(rest, None)
         elif not (options and word.startswith("-")) and "=" not in word:
-            return word
+            return _unquoted(word)
     return None
+
+
+def _unquoted(word: str) -> str:
+    """``word`` without the quotes around it that ``env -S`` takes away."""
+    if len(word) >= 2 and word[0] == word[-1] and word[0] in "'\"":
+        return word[1:-1]
+    return word
 
 
 _NODE = frozenset({"node", "nodejs"})

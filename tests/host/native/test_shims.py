@@ -195,6 +195,10 @@ def test_native_binary_is_itself_and_a_plain_script_is_unrecognised(tmp_path: Pa
         (b"#!/usr/bin/env -S --unset NODE_OPTIONS -i node", "node"),
         (b"#!/usr/bin/env -uNODE_OPTIONS --unset=X node", "node"),  # values attached
         (b"#!/usr/bin/env -- A=1 node", "node"),
+        (b"#!/usr/bin/env -Snode --no-warnings", "node"),  # -S's string attached
+        (b"#!/usr/bin/env --split-string=node --no-warnings", "node"),
+        (b"#!/usr/bin/env -S 'node' --no-warnings", "node"),  # quoted, as -S unquotes
+        (b'#!/usr/bin/env -S "node"', "node"),
         (b"#!/usr/bin/env -u", None),
         (b"#!/usr/bin/env A=1", None),
     ],
