@@ -97,9 +97,12 @@ def run_proxy(
     outbound = threading.Thread(target=from_server, name="server-to-host", daemon=True)
     try:
         with _forwarding(child):
-            threading.Thread(target=from_host, name="host-to-server", daemon=True).start()
-            outbound.start()
-            returncode = child.wait_for_exit(grace)
+            try:
+                threading.Thread(target=from_host, name="host-to-server", daemon=True).start()
+                outbound.start()
+                returncode = child.wait_for_exit(grace)
+            finally:  # a signal meanwhile is forwarded, not an unwind halfway through it
+                child.clean_up_tree()
     finally:  # also when a signal unwinds before the forwarding is in place
         child.clean_up_tree()
         if outbound.is_alive():
