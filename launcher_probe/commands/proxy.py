@@ -50,4 +50,7 @@ def run(args: argparse.Namespace) -> int:
         server, launcher, state, notes, answer=answer_host, trust_host_state=args.trust_host_state
     )
     grace = DEFAULT_GRACE if args.grace is None else args.grace
-    return run_proxy(command, rewriter, server, grace)
+    try:
+        return run_proxy(command, rewriter, server, grace)
+    finally:
+        launcher.settle(grace)  # a renewal's probe ends (within the grace), its directory gone

@@ -47,6 +47,7 @@ class BoundLauncher:
         self.decision = decision
         self._resolve = resolve
         self._renewing = threading.Lock()
+        self._renewal: threading.Thread | None = None
         self._watched = _path_of(decision)
         self._seen = _look(self._watched)
 
@@ -79,7 +80,16 @@ class BoundLauncher:
             finally:
                 self._renewing.release()
 
-        threading.Thread(target=renewal, name="launcher-renewal", daemon=True).start()
+        self._renewal = threading.Thread(target=renewal, name="launcher-renewal", daemon=True)
+        self._renewal.start()
+
+    def settle(self, timeout: float) -> None:
+        """Wait up to ``timeout`` seconds for a renewal under way to end: the probe it runs
+        removes its private directory as it ends, which a process that exits under it
+        would leave (for a later probe's sweep)."""
+        renewal = self._renewal
+        if renewal is not None:
+            renewal.join(timeout)
 
 
 def describe(decision: Decision) -> str:

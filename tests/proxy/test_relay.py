@@ -22,8 +22,8 @@ import psutil
 import pytest
 
 from launcher_probe.contract import SANDBOX_LAUNCHER_KEY, SANDBOX_STATE_KEY, SANDBOX_STATE_META_KEY
-from tests.fakes import FakeCodex, install_fake_codex
-from tests.processes import dies_soon
+from tests.fakes import HANG_GUARD, FakeCodex, install_fake_codex
+from tests.processes import dies_soon, wait_until
 from tests.proxy.client import ProxyClient, proxy_argv
 from tests.proxy.conftest import PROXY
 
@@ -611,6 +611,37 @@ def test_a_signal_during_the_clean_up_leaves_nothing_where_no_supervisor_runs(
         client.process.send_signal(signal.SIGTERM)
         client.process.wait(30)
         assert dies_soon(daemon), f"run {run}: the daemon outlived the proxy"
+
+
+@pytest.mark.parametrize("end", ["eof", "sigterm"])
+def test_a_proxy_that_ends_while_it_resolves_again_leaves_no_probe_directory(
+    start: Any, fake_codex: FakeCodex, tmp_path: Path, env: dict[str, str], end: str
+) -> None:
+    """The binary changed, so the proxy probes it again beside the relay; the host ends it
+    (its input's end, or SIGTERM) while that probe runs: it waits (within its grace) for
+    the probe, which removes its private directory, before it exits."""
+    temporary = tmp_path / "tmp"  # the proxy's own: its probes' directories alone
+    temporary.mkdir()
+    env["TMPDIR"] = str(temporary)
+    client = start("--capable")
+    client.initialize()
+    install_fake_codex(fake_codex.path.parent)  # a new file at the same path
+    gate = tmp_path / "gate"
+    fake_codex.set_fault("slow_start", seconds=HANG_GUARD, gate=str(gate))
+    client.answer(client.call("meta"))  # left out: binary_changed, and probed again
+    wait_until(lambda: fake_codex.probe_count() == 2)  # the renewal's probe has started
+    (made,) = temporary.glob("launcher-probe-*")
+    if end == "eof":
+        assert client.stdin is not None
+        client.stdin.close()
+    else:
+        client.process.send_signal(signal.SIGTERM)
+    # The server's supervisor goes first (the renewal's stays, probing): the proxy ends.
+    wait_until(lambda: len(psutil.Process(client.process.pid).children()) == 1)
+    assert client.process.poll() is None  # it waits for the probe, which waits for the gate
+    gate.touch()
+    client.process.wait(30)
+    assert not made.exists()
 
 
 def test_a_replaced_binary_is_left_out_once_then_resolved_again(
