@@ -2,11 +2,13 @@
 
 Many processes that miss the same record at once (a herd) must not each import discovery
 and the probe just to queue on the entry lock. The first one to miss *claims* the entry:
-a POSIX record lock (``lockf``) on the entry's lock file, taken without blocking. It goes
-on to the slow path (which takes the entry lock itself through ``filelock``, an ``flock``:
-the two kinds of lock do not interact on Linux or the BSDs); the claim ends when its
-process closes the lock file, which ``filelock`` does on release, after the verdict is
-stored, or when it exits or dies. Every other process finds the entry claimed and waits
+a POSIX record lock (``lockf``) on the entry's lock file, taken without blocking; it
+reads the record again under its claim (one that missed just before another process
+stored its verdict and let go answers from it then), and only then goes on to the slow
+path (which takes the entry lock itself through ``filelock``, an ``flock``: the two kinds
+of lock do not interact on Linux or the BSDs); the claim ends when its process closes
+the lock file, which ``filelock`` does on release, after the verdict is stored, or when
+it exits or dies. Every other process finds the entry claimed and waits
 for a shared claim, all of them at once: blocked in the kernel (``F_SETLKW``, on a thread
 of its own so that the wait has a deadline), woken when the claim goes, no polling. Then
 it reads the record again (it is replaced atomically): a passed verdict answers; anything
@@ -100,17 +102,28 @@ def _opened(lock_file: str) -> int | None:
 def wait_turn(
     lock_file: str, timeout: float, read_again: Callable[[], Answer | None]
 ) -> Answer | Claim | None:
-    """After a disk miss: this process's Claim when it is the first (resolve the slow way,
-    then release it), else what ``read_again`` gives once the prober's claim is gone (a
-    decision, or None: resolve the slow way), or None when the lock file cannot be opened
-    or the claim stays held past ``timeout`` seconds. The cache directories
+    """After a disk miss: what ``read_again`` gives once no other process claims the entry
+    (at once when none does: a prober that let go since the miss left its answer), else
+    this process's Claim when it is the first (resolve the slow way, then release it), or
+    None (resolve the slow way) when ``read_again`` gives None after a wait, the lock file
+    cannot be opened or the claim stays held past ``timeout`` seconds. The cache directories
     must exist. The prober's claim is exclusive; its waiters wake all at once (each to a
     shared one, let go at once) to read again."""
     fd = _opened(lock_file)
     if fd is None:
         return None
     if _claimed(fd):
-        return Claim(fd)
+        # A prober may have let go between this process's miss and its claim: what it
+        # left answers, and the claim goes at once (else this one resolved a second time).
+        try:
+            answer = read_again()
+        except BaseException:
+            os.close(fd)
+            raise
+        if answer is None:
+            return Claim(fd)
+        os.close(fd)
+        return answer
     if not _gone_in_time(fd, timeout):
         return None
     return read_again()

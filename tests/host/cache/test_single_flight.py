@@ -18,7 +18,10 @@ import psutil
 import pytest
 
 from launcher_probe.contract import Reason
+from launcher_probe.host.cache import discovery_memo
+from launcher_probe.host.cache.herd import Claim
 from launcher_probe.host.cache.policy import VerdictCache
+from launcher_probe.host.cache.store import memo_lock_file
 from launcher_probe.host.decision import Decision, Published, Withheld
 from launcher_probe.host.resolver import ResolverConfig, resolve_launcher
 from tests.conftest import ROOT, HostEnv, run_cli
@@ -72,6 +75,14 @@ fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT, 0o600)
 fcntl.lockf(fd, fcntl.LOCK_EX)
 print("claimed", flush=True)
 sys.stdin.read()
+"""
+
+#: Takes the herd claim on a lock file without waiting; says "claimed" when it could.
+CLAIM_NOW = """
+import fcntl, os, sys
+fd = os.open(sys.argv[1], os.O_RDWR)
+fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+print("claimed")
 """
 
 #: Runs the command argv[1] (JSON) argv[2] times as a child subreaper, each run signalled
@@ -218,6 +229,33 @@ def test_32_plain_resolves_finding_nothing_discover_once(host_env: HostEnv) -> N
     searched = "imported: launcher_probe.host.discovery launcher_probe.host.discovery.places"
     assert imports.count(searched) == 1
     assert set(imports) - {searched} <= PLAIN_WAITERS
+
+
+def test_a_miss_just_before_the_answer_is_written_answers_at_the_claim(
+    resolving: tuple[FakeCodex, dict[str, str], list[str]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A process that missed just before the prober wrote its answer (a record, or the
+    memo) and claims once that one let go reads again on its claim: it answers and frees
+    the claim, running no slow path (in a herd such a latecomer discovered a second time)."""
+    fake_codex, env, args = resolving
+    monkeypatch.setenv("PATH", env["PATH"])
+    prober = run_cli("resolve", "--json", *args, env=env)  # it wrote its answer and went
+    assert prober.returncode == 0, prober.stderr
+    cache = VerdictCache()
+    turn: Decision | Claim | None
+    if args:
+        turn = cache.wait_turn("explicit", str(fake_codex.path))
+        lock_file = cache.lock_file(str(fake_codex.path))
+    else:
+        turn = discovery_memo.wait_turn(cache)
+        lock_file = memo_lock_file(discovery_memo.memo_file(cache))
+    assert isinstance(turn, Published), turn
+    assert turn.descriptor.codex_executable == str(fake_codex.path) and turn.from_cache
+    holder = subprocess.run(
+        [sys.executable, "-c", CLAIM_NOW, lock_file], capture_output=True, text=True, check=False
+    )
+    assert holder.stdout == "claimed\n", holder.stderr
+    assert fake_codex.probe_count() == 1
 
 
 def test_a_herd_of_a_failing_binary_probes_once(host_env: HostEnv, fake_codex: FakeCodex) -> None:
