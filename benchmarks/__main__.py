@@ -86,9 +86,10 @@ def measure(
 
 
 def main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("venv", type=Path, help="the venv of a plain install")
-    parser.add_argument("codex", help="the real Codex CLI's native binary")
+    parser = argparse.ArgumentParser(prog="scripts/bench", description=__doc__.split("\n\n")[0])
+    # Given by scripts/bench itself: the venv of a plain install, the real Codex CLI's binary.
+    parser.add_argument("venv", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("codex", help=argparse.SUPPRESS)
     parser.add_argument("runs", type=int, nargs="?", help="samples per row (default 20)")
     parser.add_argument("--quick", action="store_true", help="5 samples per row")
     parser.add_argument(
@@ -100,7 +101,7 @@ def main(argv: list[str]) -> int:
         default=ATTEMPTS,
         metavar="N",
         help=f"measure a section up to N times in all while the hypervisor takes more than "
-        f"{STEAL_LIMIT:.0%} of the CPU (default {ATTEMPTS}; 1: never again)",
+        f"{STEAL_LIMIT:.0%}% of the CPU (default {ATTEMPTS}; 1: never again)",
     )
     args = parser.parse_args(argv)
     if args.attempts < 1:

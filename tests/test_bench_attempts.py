@@ -60,3 +60,15 @@ def test_the_least_stolen_attempt_is_kept_when_none_is_quiet(
     section = _measured(monkeypatch, tmp_path, [0.3, 0.1, 0.2])
     assert (section.attempt, section.attempts, section.noisy) == (2, 3, True)
     assert "CPU stolen 10.0%, attempt 2 of 3, over 5%: noise-bound;" in section.header()
+
+
+def test_help_names_the_options_a_user_gives(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as ended:
+        bench.main(["--help"])
+    assert ended.value.code == 0
+    shown = capsys.readouterr().out
+    # scripts/bench gives the venv and the binary itself: not the user's to give
+    assert shown.startswith(
+        "usage: scripts/bench [-h] [--quick] [--only TEXT] [--attempts N] [runs]\n"
+    )
+    assert f"more than {STEAL_LIMIT:.0%} of the CPU" in " ".join(shown.split())
