@@ -13,6 +13,7 @@ from collections.abc import Callable
 
 from launcher_probe.errors import LauncherProbeError
 from launcher_probe.host.decision import Decision, Published
+from launcher_probe.proxy.notes import Notes
 
 #: Makes a new Decision (the same resolver, cache and helper as ``resolve``).
 Resolve = Callable[[], Decision]
@@ -58,8 +59,9 @@ class BoundLauncher:
             return False
         return _look(self._watched) != self._seen
 
-    def renew(self, report: Callable[[str], None]) -> None:
-        """Resolve again unless a renewal runs already; ``report`` gets what came of it."""
+    def renew(self, notes: Notes) -> None:
+        """Resolve again unless a renewal runs already; ``notes`` tell what came of it (a
+        new decision afresh: what was said of the one before may be said again)."""
         if not self._renewing.acquire(blocking=False):
             return
 
@@ -69,14 +71,14 @@ class BoundLauncher:
                 decision = self._resolve()
             except LauncherProbeError as error:  # the old (changed) decision stays: no launcher
                 self._seen = seen  # tried for this state of the path: not again until it changes
-                report(f"resolving the launcher again failed: {error}")
+                notes.once(f"resolving the launcher again failed: {error}")
             else:
                 path = _path_of(decision)
                 if path is not None and path != self._watched:
                     self._watched, seen = path, _look(path)
                 self._seen = seen
                 self.decision = decision
-                report(f"launcher resolved again: {describe(decision)}")
+                notes.afresh(f"launcher resolved again: {describe(decision)}")
             finally:
                 self._renewing.release()
 

@@ -1,4 +1,4 @@
-"""The proxy's own lines on stderr, each said once."""
+"""The proxy's own lines on stderr, each said once (once more after a new launcher decision)."""
 
 from __future__ import annotations
 
@@ -29,6 +29,13 @@ class Notes:
                 self._said.clear()
             self._said.add(message)
         say(f"proxy: {message}")
+
+    def afresh(self, message: str) -> None:
+        """Say ``message`` (a new launcher decision) and forget what was said: each line is
+        news once more, so that a second change of the binary is told as the first was."""
+        with self._lock:
+            self._said.clear()
+        self.once(message)
 
 
 def shortened(text: str, limit: int) -> str:

@@ -249,9 +249,9 @@ class Rewriter:
         )
         if result.omitted_reason is Reason.BINARY_CHANGED:
             self.notes.once(f"launcher left out ({result.omitted_reason}): {result.detail}")
-            self.launcher.renew(self.notes.once)
+            self.launcher.renew(self.notes)
         elif self.launcher.withheld_path_changed():
-            self.launcher.renew(self.notes.once)
+            self.launcher.renew(self.notes)
         return result
 
     def _launcher_added(self, text: str, build: Any, host: dict[str, Member]) -> str | None:

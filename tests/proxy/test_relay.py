@@ -662,6 +662,12 @@ def test_a_replaced_binary_is_left_out_once_then_resolved_again(
     assert "launcher left out (binary_changed): " in said
     assert "changed since it was verified" in said
     assert launcher() == {"codexExecutable": str(fake_codex.path)}
+    install_fake_codex(fake_codex.path.parent)  # and again: said again, as news
+    assert launcher() is None
+    wait_until(lambda: errlog.read_text().count("launcher resolved again: published") == 2)
+    said = errlog.read_text()
+    assert said.count("launcher left out (binary_changed): ") == 2
+    assert launcher() == {"codexExecutable": str(fake_codex.path)}
 
 
 def test_a_missing_command_is_refused_with_a_json_report(
