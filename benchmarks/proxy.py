@@ -1,8 +1,9 @@
 """The proxy's rows (issue 17): a ``tools/call`` round trip through ``launcher-probe proxy``
 against the same call made directly (p50 and p99 overhead; floor: a bare relay of the same
-framing), 10,000 notifications relayed, the peak RSS while a 32 MiB result passes, and the
-launcher check before each call against P1. The proxy is the plain install's console
-script; every server process is closed and reaped before ``rows`` returns."""
+framing), 10,000 notifications relayed, the peak RSS while a 32 MiB result passes and while
+a 32 MiB call passes (one the proxy decodes), and the launcher check before each call
+against P1. The proxy is the plain install's console script; every server process is closed
+and reaped before ``rows`` returns."""
 
 from __future__ import annotations
 
@@ -58,6 +59,11 @@ INITIALIZE = (
     b'"capabilities":{},"clientInfo":{"name":"bench","version":"0"}}}\n'
 )
 CALL = b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"noop","arguments":{}}}\n'
+#: A call that the proxy decodes and rewrites, whose arguments hold a long string.
+BIG_CALL = (
+    b'{"jsonrpc":"2.0","id":4,"method":"tools/call",'
+    b'"params":{"name":"noop","arguments":{"text":"%s"}}}\n'
+)
 NOTIFICATIONS = 10_000
 BIG = 32 * MIB
 #: Round trips per sample (the proxied server, the direct one and the bare relay in turn).
@@ -178,6 +184,11 @@ def rows(env: Env, runs: int) -> list[Row]:
         if len(answer) < BIG:
             raise SystemExit("the 32 MiB result came back short")
         peak = proxied.peak_rss()
+        calling = Served([env.cli, "proxy", "--codex", env.codex, "--", *server], env.env)
+        stack.callback(calling.close)
+        idle_calling = calling.peak_rss()
+        calling.exchange(BIG_CALL % (b"x" * BIG))
+        call_peak = calling.peak_rss()
     p50 = percentile(through, 0.5) - percentile(straight, 0.5)
     p99 = percentile(through, 0.99) - percentile(straight, 0.99)
     medians = (percentile(times, 0.5) * 1e6 for times in (through, straight))
@@ -219,6 +230,15 @@ def rows(env: Env, runs: int) -> list[Row]:
             3.0,
             unit="MiB",
             note=f"VmHWM; {idle / MIB:.1f} MiB before it",
+        ),
+        Row(
+            "proxy: peak RSS, 32 MiB call",
+            call_peak,
+            "32 MiB",
+            BIG,
+            4.0,
+            unit="MiB",
+            note=f"a string argument, decoded and spliced; {idle_calling / MIB:.1f} MiB before it",
         ),
         Row(
             "proxy: launcher check per call",

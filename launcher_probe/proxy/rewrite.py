@@ -70,6 +70,10 @@ MAX_TURNS = 8
 _NO_HOST_KEYS = HostMeta({})
 
 
+#: Characters ``start`` to ``end`` of a message's text replaced with ``text``.
+_Splice = tuple[int, int, str]
+
+
 class _Refused(Exception):
     """The request is answered with a JSON-RPC error, not relayed: ``id_text`` is its id as
     the host wrote it (None: a notification, which gets no answer)."""
@@ -113,7 +117,7 @@ class Rewriter:
             return self._under_awaited_id(line) if self.server.awaiting else line
         try:
             text = line.decode("utf-8")
-            rewritten = self._rewritten(text, walk(text, 0, _PATH))
+            splice = self._splice(text, walk(text, 0, _PATH))
         except (UnicodeDecodeError, ValueError, RecursionError) as error:
             if self._told_no_state():
                 return line  # the server takes no state: it answers as without the proxy
@@ -122,7 +126,12 @@ class Rewriter:
             return self._refused(_Refused("null", _INVALID_REQUEST, detail))
         except _Refused as refused:
             return self._refused(refused)
-        return line if rewritten is None else rewritten.encode("utf-8")
+        if splice is None:
+            return line
+        start, end = (_byte_offset(line, text, at) for at in splice[:2])
+        del text  # the new message is made of the bytes as they came: one copy of them
+        with memoryview(line) as came:
+            return b"".join((came[:start], splice[2].encode("utf-8"), came[end:]))
 
     def _under_awaited_id(self, line: bytes | bytearray) -> bytes | bytearray:
         """``line`` (a message that names no method the proxy looks at), unless it is a
@@ -163,7 +172,8 @@ class Rewriter:
         self.answer(f'{{"jsonrpc":"2.0","id":{refused.id_text},"error":{error}}}\n'.encode())
         return b""
 
-    def _rewritten(self, text: str, message: Walked) -> str | None:
+    def _splice(self, text: str, message: Walked) -> _Splice | None:
+        """What to put where in ``text`` for the server (None: it goes on as it came)."""
         if text[message.close + 1 :].strip(_SPACES):
             raise ValueError("text after the message")
         members = message.by_key()
@@ -207,10 +217,10 @@ class Rewriter:
         if meta_text is None:
             return None
         if meta is not None:
-            return text[: meta.value_start] + meta_text + text[meta.end :]
+            return meta.value_start, meta.end, meta_text
         at = params.walked.open + 1
         comma = "," if params.walked.members else ""
-        return f'{text[:at]}"_meta":{meta_text}{comma}{text[at:]}'
+        return at, at, f'"_meta":{meta_text}{comma}'
 
     def _description(self) -> ServerDescription:
         """The server as the injector sees it, made again only when its capabilities change.
@@ -311,6 +321,16 @@ def _may_name_a_method(line: bytes | bytearray) -> bool:
     except UnicodeDecodeError:
         return True
     return False
+
+
+def _byte_offset(line: bytes | bytearray, text: str, at: int) -> int:
+    """Where character ``at`` of ``text`` (``line`` decoded) starts in ``line``; what it
+    encodes is the shorter side of ``at`` (a large message's text is not copied whole)."""
+    if len(line) == len(text):  # ASCII: a character per byte
+        return at
+    if at <= len(text) - at:
+        return len(text[:at].encode("utf-8"))
+    return len(line) - len(text[at:].encode("utf-8"))
 
 
 def _member(key: str, value_text: str) -> str:

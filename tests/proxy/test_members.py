@@ -50,11 +50,17 @@ def _not_reserved(key: str) -> bool:
 host_metas = st.dictionaries(st.text(max_size=6).filter(_not_reserved), values, max_size=4)
 
 
-@settings(max_examples=200)
-@given(host_metas, st.booleans(), spacing)
+@settings(max_examples=300)
+@given(host_metas, st.booleans(), values, st.sampled_from(["first", "last", None]), spacing)
 def test_the_splice_changes_meta_alone(
-    host: dict[str, Any], with_token: bool, separators: tuple[str, str]
+    host: dict[str, Any],
+    with_token: bool,
+    arguments: Any,
+    meta_at: str | None,
+    separators: tuple[str, str],
 ) -> None:
+    """Every byte but ``_meta``'s value (or, when the host sent none, the member put first
+    in ``params``) reaches the server as it came, non-ASCII text on either side too."""
     capabilities = ServerCapabilities(lambda _: None)
     capabilities.experimental = {"codex/sandbox-state": {}}
     state = Policy("read-only", "/srv").state()
@@ -63,17 +69,36 @@ def test_the_splice_changes_meta_alone(
     )
     rewriter = Rewriter(capabilities, launcher, state, Notes(), answer=_unexpected)
     meta = {**host, **({"progressToken": 5} if with_token else {})}
-    params = {"name": "t", "arguments": {"a": [1, 2]}, "_meta": meta}
+    params: dict[str, Any] = {"name": "t", "arguments": arguments}
+    if meta_at is not None:
+        params = {"_meta": meta, **params} if meta_at == "first" else {**params, "_meta": meta}
     message = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params}
-    line = json.dumps(message, separators=separators, ensure_ascii=False).encode() + b"\n"
-    out = json.loads(rewriter.from_host(line))
+
+    def line_of(value: object) -> bytes:
+        return json.dumps(value, separators=separators, ensure_ascii=False).encode() + b"\n"
+
+    line = line_of(message)
+    out = rewriter.from_host(line)
     expected = {**host, SANDBOX_STATE_KEY: state.value, SANDBOX_STATE_META_KEY: state.value}
     if with_token:
         expected["progressToken"] = 5
-    assert list(out["params"]["_meta"]) == list(expected)
-    assert out["params"]["_meta"] == expected
-    out["params"]["_meta"] = meta
-    assert out == message
+    if meta_at is None:
+        expected = {SANDBOX_STATE_KEY: state.value, SANDBOX_STATE_META_KEY: state.value}
+    got = json.loads(out)
+    assert list(got["params"]["_meta"]) == list(expected)
+    assert got["params"]["_meta"] == expected
+    if meta_at is None:
+        at = line.index(b"{", line.index(b'"params"')) + 1
+        added = len(out) - len(line)
+        assert out[:at] + out[at + added :] == line
+    else:
+        mark = "\0" * 9  # longer than any text drawn: it stands nowhere else
+        marked = line_of({**message, "params": {**params, "_meta": mark}})
+        before, after = marked.split(json.dumps(mark).encode())
+        assert out.startswith(before) and out.endswith(after)
+    got["params"].pop("_meta")
+    params.pop("_meta", None)
+    assert got == message
 
 
 def _unexpected(message: bytes) -> None:
