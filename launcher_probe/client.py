@@ -121,15 +121,21 @@ def exchange(
     socket_path: str | None = None,
 ) -> tuple[dict[str, Any], int | None]:
     """:func:`request`, and the pid of the helper that answered (None where unknown)."""
-    import _socket  # socket's classes without its enums; a helper asked only
-
     from launcher_probe.service.location import UnsafeRuntimeDir, default_socket
-    from launcher_probe.service.peer import peer
 
     try:
         path = socket_path or default_socket()
     except UnsafeRuntimeDir as error:
         raise HelperNotAsked(f"not asking the helper: {error}") from error
+    try:  # nothing there (no helper runs): connect would say so; the sockets not imported
+        os.stat(path)
+    except OSError as error:
+        failed = OSError(error.errno, error.strerror)  # connect's words: the path is said once
+        raise HelperUnavailable(f"no helper answered on {path}: {failed}") from error
+    import _socket  # socket's classes without its enums; a helper asked only
+
+    from launcher_probe.service.peer import peer
+
     try:
         line = dumps({"v": 1, "op": op, **(fields or {})}, ensure_ascii=False).encode()
     except (TypeError, ValueError) as error:

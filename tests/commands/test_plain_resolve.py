@@ -384,6 +384,24 @@ def test_only_a_cold_resolve_imports_filelock(host_env: HostEnv, fake_codex: Fak
     assert fake_codex.probe_count() == 1
 
 
+def test_with_no_helper_socket_no_helper_is_asked(
+    host_env: HostEnv, fake_codex: FakeCodex, tmp_path: Path
+) -> None:
+    """``--via auto`` asks a helper only where its socket exists: with none there, a resolve
+    that misses on disk and probes nothing (a herd's waiter, a path that is gone) imports
+    neither ``_socket`` nor the peer check, and ``--via helper`` says what connecting would
+    have said."""
+    socket_path = tmp_path / "none.sock"
+    env = {**host_env.env, "LAUNCHER_PROBE_SOCKET": str(socket_path)}
+    code, _, err, modules = run(env, "resolve", "--codex", str(tmp_path / "gone" / "codex"))
+    assert code == ExitCode.WITHHELD, err
+    assert {"_socket", "launcher_probe.service.peer"} & set(modules) == set()
+    code, _, err, _ = run(env, "resolve", "--via", "helper", "--codex", str(fake_codex.path))
+    assert code == ExitCode.WITHHELD
+    assert f"no helper answered on {socket_path}: [Errno 2] No such file or directory" in err
+    assert fake_codex.probe_count() == 0
+
+
 def test_a_resolve_that_finds_nothing_imports_no_filelock(host_env: HostEnv) -> None:
     """With no candidate, nothing is attempted: no entry lock is taken, so filelock (tens of
     milliseconds to import) is not imported either."""
