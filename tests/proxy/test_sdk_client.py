@@ -96,3 +96,22 @@ def test_a_withheld_launcher_still_starts_the_server_which_refuses(
     said = errlog.read_text()
     assert said.count("launcher-probe: proxy: launcher withheld (not_found)") == 1, said
     assert "launcher-probe: proxy: fix: " in said
+
+
+def test_text_beyond_ascii_reaches_the_sandboxed_command_as_sent(
+    env: dict[str, str], workspace: Path, tmp_path: Path, real_codex: Path
+) -> None:
+    """The SDK writes UTF-8 as it is (2, 3 and 4 bytes a character): the proxy's splice
+    keeps every byte of it, with the host's ``_meta`` (before the arguments, where the SDK
+    puts it) and with none (the proxy's then put first)."""
+    text = "é—日本😀"
+
+    async def calls(session: ClientSession) -> list[dict[str, Any]]:
+        command = ["printf", "%s", text]
+        return [outcome(await call_run(session, command, meta)) for meta in ({"n": "ü"}, None)]
+
+    options = ["--codex", str(real_codex), "--cwd", str(workspace)]
+    for result in through_proxy(options, env, tmp_path / "proxy.err", calls):
+        assert result["stdout"] == text
+        assert result["argv"][:3] == [str(real_codex), "sandbox", "--sandbox-state-json"]
+        assert result["argv"][-1] == text
