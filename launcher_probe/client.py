@@ -55,6 +55,8 @@ PROBE_TIMEOUT = DEFAULT_TIMEOUT
 MAX_ANSWER_BYTES = 16 << 20
 #: The deepest answer parsed: a ``_meta`` (64 levels) inside the envelope.
 MAX_ANSWER_DEPTH = 72
+#: The longest socket path every system takes (macOS's ``sun_path`` holds 104 bytes).
+_SUN_PATH_FITS = 104
 
 
 class Origin:
@@ -127,19 +129,17 @@ def exchange(
         path = socket_path or default_socket()
     except UnsafeRuntimeDir as error:
         raise HelperNotAsked(f"not asking the helper: {error}") from error
-    try:  # nothing there (no helper runs): connect would say so; the sockets not imported
-        os.stat(path)
-    except OSError as error:
-        failed = OSError(error.errno, error.strerror)  # connect's words: the path is said once
-        raise HelperUnavailable(f"no helper answered on {path}: {failed}") from error
-    import _socket  # socket's classes without its enums; a helper asked only
-
-    from launcher_probe.service.peer import peer
-
     try:
         line = dumps({"v": 1, "op": op, **(fields or {})}, ensure_ascii=False).encode()
     except (TypeError, ValueError) as error:
         raise InputRejected(f"the request cannot be sent as JSON: {error}") from error
+    missing = _missing(path)
+    if missing is not None:  # no helper runs: connect would say so; the sockets not imported
+        raise HelperUnavailable(f"no helper answered on {path}: {missing}")
+    import _socket  # socket's classes without its enums; a helper asked only
+
+    from launcher_probe.service.peer import peer
+
     deadline = time.monotonic() + wait
     connection = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
     try:
@@ -156,6 +156,21 @@ def exchange(
     finally:
         connection.close()
     return _result(answer, path), pid
+
+
+def _missing(path: str) -> str | None:
+    """What connect would say (``[Errno 2] ...``) when nothing is at ``path``, a file system
+    path short enough for any system's socket address; None otherwise (a longer one, an
+    abstract name, a NUL: connect's to judge, in its own words)."""
+    try:
+        if path.startswith("\0") or len(os.fsencode(path)) >= _SUN_PATH_FITS:
+            return None
+        os.stat(path)
+    except FileNotFoundError as error:
+        return str(OSError(error.errno, error.strerror))
+    except (OSError, ValueError):
+        return None
+    return None
 
 
 def _read_line(connection: socket, deadline: float) -> bytes:

@@ -4,9 +4,12 @@ and a helper killed mid-request makes clients fall back, not fail."""
 from __future__ import annotations
 
 import json
+import os
 import signal
+import socket
 import subprocess
 import sys
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -152,3 +155,39 @@ def test_a_helper_killed_mid_request_makes_clients_fall_back(
         assert code == 0, stderr
         decision = json.loads(stdout)
         assert (decision["decision"], decision["via"]) == ("published", "local")
+
+
+def test_a_socket_path_with_nothing_there_is_refused_as_connect_refuses_it(
+    tmp_path: Path,
+) -> None:
+    """Where nothing is (no helper runs) the client says what connect says, without
+    connecting; a request no helper could be sent is refused as such all the same; a path
+    too long for a socket's address and an abstract name are connect's to judge."""
+    missing = str(tmp_path / "none.sock")
+    with pytest.raises(HelperUnavailable) as refused:
+        request("status", wait=DEADLINE, socket_path=missing)
+    assert (
+        str(refused.value)
+        == f"no helper answered on {missing}: [Errno 2] No such file or directory"
+    )
+    with pytest.raises(InputRejected):
+        request("status", {"when": object()}, wait=DEADLINE, socket_path=missing)
+    too_long = str(tmp_path / ("d" * 120) / "none.sock")
+    with pytest.raises(HelperUnavailable, match="AF_UNIX path too long"):
+        request("status", wait=DEADLINE, socket_path=too_long)
+    abstract = f"\0launcher-probe-test-{os.getpid()}"
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as listener:
+        listener.bind(abstract)
+        listener.listen()
+
+        def answer() -> None:
+            connection, _ = listener.accept()
+            with connection:
+                while not connection.recv(65536).endswith(b"\n"):
+                    pass
+                connection.sendall(b'{"ok":true,"result":{"pid":1}}\n')
+
+        answering = threading.Thread(target=answer)
+        answering.start()
+        assert request("status", wait=DEADLINE, socket_path=abstract) == {"pid": 1}
+        answering.join()
