@@ -136,10 +136,12 @@ def test_the_mcp_inspector_cli_runs_a_sandboxed_command(
 ) -> None:
     """A client no one here wrote: the MCP Inspector's CLI (the ``mcp_inspector``
     fixture: ``$MCP_INSPECTOR``, else ``scripts/fetch-host inspector``'s), run with the
-    documented command line. It drops the ``--`` before the server's command."""
+    documented command line. It drops the ``--`` before the server's command. Its text
+    beyond ASCII (the TypeScript SDK writes UTF-8 as it is) reaches the command as sent."""
     _, body = snippets()["inspector"]
     words = shlex.split(body)[3:]
-    words[words.index("--tool-arg") + 1] = 'command=["sh","-c","echo made > inside.txt"]'
+    text = "é—日本😀"
+    words[words.index("--tool-arg") + 1] = f'command=["sh","-c","printf %s {text} > inside.txt"]'
     argv = run_here(words, real_codex, workspace)
     path = f"{os.path.dirname(shutil.which('node') or '/usr/bin/node')}:{env['PATH']}"
     done = subprocess.run(
@@ -148,7 +150,7 @@ def test_the_mcp_inspector_cli_runs_a_sandboxed_command(
     )  # fmt: skip
     assert done.returncode == 0, done.stdout + done.stderr
     assert json.loads(done.stdout)["structuredContent"]["exit_status"] == 0
-    assert (workspace / "inside.txt").read_text() == "made\n"
+    assert (workspace / "inside.txt").read_text(encoding="utf-8") == text
 
 
 @pytest.mark.real_codex
