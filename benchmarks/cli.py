@@ -21,9 +21,9 @@ CACHE_DIR = "LAUNCHER_PROBE_CACHE_DIR"
 RAW_PROBE = "raw probe (no cache)"
 #: How the console script runs a ``resolve`` (``cli.console``): pip's wrapper imports ``re``
 #: and ``cli``, the collector is off for the command, and what was made is frozen at the
-#: end, not collected.
+#: end, not collected, and not taken apart either (``cli.exit_without_teardown``).
 CONSOLE_START = "import re, launcher_probe.cli; import gc; gc.disable()"
-CONSOLE_EXIT = "gc.freeze()"
+CONSOLE_EXIT = "gc.freeze(); launcher_probe.cli.exit_without_teardown(0)"
 #: What a cold ``resolve --codex`` imports besides filelock (``host.attempt`` would import
 #: it): the slow path's stages and the command; with and without ``import filelock`` after
 #: them, the import's cost where the cold path has imported what it shares with filelock.

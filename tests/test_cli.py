@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -14,12 +15,18 @@ from tests.conftest import HostEnv, run_cli, run_python
 
 #: Run the console script pip made (``script``), or ``-m launcher_probe``, with WORDS; say
 #: at exit, after everything else the interpreter runs first, whether the cycle collector
-#: was on and how much was frozen.
+#: was on and how much was frozen; and, should the interpreter take its modules apart
+#: after that, ``taken apart`` (the ``__del__`` of an object only a module made then holds).
 _FROZEN_AT_EXIT = """\
-import atexit, gc, runpy, sys
-atexit.register(
-    lambda: print("collector:", gc.isenabled(), "frozen:", gc.get_freeze_count(), file=sys.stderr)
-)
+import atexit, gc, os, runpy, sys, types
+class Witness:  # (sys.stderr is gone by then: fd 2, with what __del__ holds)
+    def __del__(self, write=os.write):
+        write(2, b"taken apart\\n")
+def at_exit():
+    print("collector:", gc.isenabled(), "frozen:", gc.get_freeze_count(), file=sys.stderr)
+    holder = sys.modules["witness"] = types.ModuleType("witness")
+    holder.held = Witness()
+atexit.register(at_exit)
 how, sys.argv = sys.argv[1], ["launcher-probe", *sys.argv[2:]]
 if how == "-m":
     runpy.run_module("launcher_probe", run_name="__main__", alter_sys=True)
@@ -106,21 +113,30 @@ def test_debug_adds_a_traceback_and_keeps_the_exit_code(host_env: HostEnv) -> No
 
 @pytest.mark.parametrize("how", ["script", "-m"])
 @pytest.mark.parametrize(
-    ("words", "code", "collecting"),
+    ("words", "code", "collecting", "taken_apart"),
     [
-        (["sample-state", "read-only"], 0, True),
-        (["exec", "--meta", "[]", "--", "true"], 4, True),
-        (["resolve", "--codex", "/x"], 3, False),
-        (["--debug", "resolve", "--codex", "/x"], 3, False),
-        (["resolve", "-z"], 2, False),
+        (["sample-state", "read-only"], 0, True, True),
+        (["exec", "--meta", "[]", "--", "true"], 4, True, True),
+        (["resolve", "--codex", "/x"], 3, False, False),
+        (["--debug", "resolve", "--codex", "/x"], 3, False, False),
+        (["resolve", "--codex", "/x", "--json"], 3, False, False),
+        (["resolve", "-z"], 2, False, False),
+        (["resolve", "--help"], 0, False, True),  # argparse's SystemExit: the interpreter's exit
     ],
 )
 def test_the_console_script_leaves_what_it_made_to_the_os_at_exit(
-    host_env: HostEnv, how: str, words: list[str], code: int, collecting: bool
+    host_env: HostEnv,
+    how: str,
+    words: list[str],
+    code: int,
+    collecting: bool,
+    taken_apart: bool,
 ) -> None:
     """Whatever the exit code, everything made is out of the collector's sight when the
     interpreter exits, so its exit takes nothing apart (``cli.console``); stdout is whole.
-    A ``resolve`` runs without the cycle collector; every other command keeps it."""
+    A ``resolve`` runs without the cycle collector, and once it returned its exit code the
+    process ends without the interpreter's teardown (``atexit`` run, streams flushed);
+    every other command keeps both."""
     where = str(Path(sys.executable).with_name("launcher-probe")) if how == "script" else how
     done = run_python("-c", _FROZEN_AT_EXIT, where, *words, env=host_env.env)
     assert done.returncode == code, done.stderr
@@ -128,5 +144,43 @@ def test_the_console_script_leaves_what_it_made_to_the_os_at_exit(
     assert said[0] == str(collecting), done.stderr
     frozen = int(said[2])
     assert frozen > 1000  # the modules' classes and functions, not a handful
-    if code == 0:
+    assert ("taken apart" in done.stderr) is taken_apart, done.stderr
+    if "--help" in words:
+        assert done.stdout.startswith("usage: launcher-probe resolve")
+    elif code == 0 or "--json" in words:
         assert done.stdout.endswith("}\n")
+
+
+def test_a_resolve_ending_waits_for_a_running_thread(host_env: HostEnv) -> None:
+    """A thread of ``threading`` still running when a ``resolve`` returned (one a
+    ``sitecustomize`` started, say) is waited for, as the interpreter's exit does: the
+    process ends only after it, with the command's exit code. The thread runs until the
+    test closes its pipe, which it does once the command has said its refusal."""
+    reading, writing = os.pipe()
+    harness = (
+        "import os, sys, threading\n"
+        "from launcher_probe.cli import console\n"
+        "def last():\n"
+        f"    os.read({reading}, 1)\n"
+        "    print('thread done', file=sys.stderr, flush=True)\n"
+        "threading.Thread(target=last).start()\n"
+        "sys.argv = ['launcher-probe', 'resolve', '--codex', '/x']\n"
+        "raise SystemExit(console())\n"
+    )
+    with subprocess.Popen(
+        [sys.executable, "-c", harness],
+        env=host_env.env,
+        stderr=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        text=True,
+        pass_fds=(reading,),
+    ) as process:
+        os.close(reading)
+        assert process.stderr is not None
+        refusal = process.stderr.readline()
+        assert refusal.startswith("launcher-probe: "), refusal
+        assert process.poll() is None  # still there, for the thread
+        os.close(writing)
+        rest = process.stderr.read()
+        assert process.wait(timeout=60) == 3
+    assert rest == "thread done\n"
