@@ -31,7 +31,10 @@ its mode and ``#!`` line, which no replay compares; one absent or a directory is
 and compared). An ancestor whose executable cannot be read (it made itself undumpable, as
 Codex does) and whose ``argv[0]`` is an absolute path named as a Codex executable counts as
 one running that file (psutil takes it whenever one may run it): a memo only when it is the
-place found. The replay compares every one of them, replays the trace, then asks the record
+place found. No memo either for a script named from a deleted working directory (psutil
+takes the name again once one is made there), for a config file path that platformdirs,
+not the XDG rule, names (from the password database's home, which no replay compares), or
+for a config file that cannot be looked at (not absent: the command refuses it). The replay compares every one of them, replays the trace, then asks the record
 on disk (``VerdictCache.published``: freshness, the walk replayed, symlinks alone or that
 binary), or, for ``not_found``, answers it withheld again (with no probe, no record is
 needed); any difference, or anything it cannot read, is a miss: full discovery, as without
@@ -127,13 +130,18 @@ def memo_file(cache: VerdictCache) -> str:
     return os.path.join(cache.directory, f"discovery-{name}{MEMO_SUFFIX}")
 
 
-def _identity(path: str, *, follow: bool = False) -> list[int] | None:
+def _identity(path: str, *, follow: bool = False, strict: bool = False) -> list[int] | None:
     """What changes when the file at ``path`` (with ``follow``, the file it leads to through
     symlinks, which is what a reader reads) is replaced or written: device, inode, mode,
-    size, mtime and ctime; None when nothing is there."""
+    size, mtime and ctime; None when nothing is there, or (unless ``strict``: then an
+    OSError) when it cannot be looked at."""
     try:
         st = os.stat(path, follow_symlinks=follow)
+    except FileNotFoundError:
+        return None
     except OSError:
+        if strict:
+            raise
         return None
     return [st.st_dev, st.st_ino, st.st_mode, st.st_size, st.st_mtime_ns, st.st_ctime_ns]
 
@@ -168,7 +176,9 @@ def ancestry() -> list[list[Any]] | None:
 def _inputs(config: str) -> dict[str, Any]:
     """The inputs read now that do not depend on the places: the home directory (the
     password database's when HOME is unset) and its files (read through symlinks, as
-    discovery reads them), the ancestry, the config file, the user's name (a place)."""
+    discovery reads them), the ancestry, the config file, the user's name (a place).
+    OSError when the config file cannot be looked at: only one absent is no config file
+    (``configured_codex`` refuses any other)."""
     home = home_directory()
     absolute = os.path.isabs(home)
     return {
@@ -178,7 +188,7 @@ def _inputs(config: str) -> dict[str, Any]:
             for name in HOME_FILES
         ],
         "ancestry": ancestry(),
-        "config": _identity(config),
+        "config": _identity(config, strict=True),
         "user": user_name(),
     }
 
@@ -188,13 +198,21 @@ def observed() -> dict[str, Any] | None:
     discovery reads them (so that whatever changes while discovery and the probe run is a
     difference at the next replay, never taken for what discovery saw); None when they
     cannot be memoised."""
-    from launcher_probe.host.discovery.config_file import config_file
+    from launcher_probe.host.discovery.config_file import xdg_config_file
 
-    config = str(config_file())
+    # Where platformdirs would name the config file (the password database's home, for
+    # one), no variable the memo compares says so: no memo then.
+    config = xdg_config_file()
+    if config is None:
+        return None
+    try:
+        inputs = _inputs(config)
+    except OSError:
+        return None
     seen: dict[str, Any] = {
         "environment": _environment(),
         "euid": os.geteuid(),
-        **_inputs(config),
+        **inputs,
         "config_file": config,
         "config_walk": None,
     }
@@ -278,6 +296,8 @@ def _harness_scripts(ancestors: list[list[Any]], place: dict[str, str] | None) -
         cwd = None if os.path.isabs(script) else _cwd(pid)
         if cwd is None and not os.path.isabs(script):
             return None
+        if cwd is not None and cwd.endswith(" (deleted)"):
+            return None  # psutil (so discovery) takes the name again once one is there
         identity = _identity(os.path.join(cwd or "/", script))  # as harness.py joins it
         if identity is not None and not stat.S_ISDIR(identity[2]):
             return None
@@ -524,6 +544,6 @@ def replay_choice(cache: VerdictCache) -> tuple[str, str, str | None] | Withheld
         trace = Trace.from_json(memo["native"]["trace"])
         if not isinstance(native, str) or not trace.still_matches():
             return None
-    except (KeyError, TypeError, ValueError):
+    except (KeyError, TypeError, ValueError, OverflowError, OSError):
         return None
     return source, path, native

@@ -9,6 +9,7 @@ from launcher_probe.host.paths.rules import open_regular_file, unsafe_chain
 from launcher_probe.xdg_dirs import xdg_user_dir
 
 APP_NAME = "launcher-probe"
+CONFIG_NAME = "config.toml"
 CODEX_KEY = "codex"
 #: A config file larger than this is refused rather than read (it holds one line).
 MAX_CONFIG_BYTES = 1 << 16
@@ -16,13 +17,20 @@ MAX_CONFIG_BYTES = 1 << 16
 
 def config_file() -> str:
     """``<user config dir>/launcher-probe/config.toml``: platformdirs' user config dir,
-    computed without it where the XDG rule is the answer (``xdg_dirs.xdg_user_dir``)."""
-    directory = xdg_user_dir("XDG_CONFIG_HOME", ".config", APP_NAME)
-    if directory is None:
+    computed without it where the XDG rule is the answer (:func:`xdg_config_file`)."""
+    path = xdg_config_file()
+    if path is None:
         import platformdirs
 
-        directory = platformdirs.user_config_dir(APP_NAME)
-    return os.path.join(directory, "config.toml")
+        path = os.path.join(platformdirs.user_config_dir(APP_NAME), CONFIG_NAME)
+    return path
+
+
+def xdg_config_file() -> str | None:
+    """:func:`config_file` where the XDG rule alone names it, from the environment
+    (``xdg_dirs.xdg_user_dir``); None where platformdirs decides."""
+    directory = xdg_user_dir("XDG_CONFIG_HOME", ".config", APP_NAME)
+    return None if directory is None else os.path.join(directory, CONFIG_NAME)
 
 
 def configured_codex(path: str | None = None) -> str | None:

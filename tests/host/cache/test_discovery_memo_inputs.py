@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from launcher_probe.host.cache import discovery_memo as memo
-from tests.commands.test_plain_resolve import imported, without_importtime
+from tests.commands.test_plain_resolve import imported, run, without_importtime
 from tests.conftest import HostEnv
 from tests.fakes import FakeCodex
 from tests.host.cache.test_discovery_memo import (
@@ -170,12 +170,18 @@ def _operators_source(written: dict[str, object]) -> None:
     chosen["source"] = "explicit"
 
 
-@pytest.mark.parametrize("tamper", [_mode_past_64_bits, _operators_source])
+def _mode_past_32_bits(written: dict[str, object]) -> None:
+    walk = written["config_walk"]
+    assert isinstance(walk, dict)
+    walk["components"][0]["mode"] = 1 << 32  # a stat value, but no mode stat.S_ISDIR takes
+
+
+@pytest.mark.parametrize("tamper", [_mode_past_64_bits, _mode_past_32_bits, _operators_source])
 def test_a_memo_holding_what_no_discovery_writes_is_a_miss(
     host_env: HostEnv, on_path: FakeCodex, tamper: object
 ) -> None:
-    """A stat value past 64 bits, or the operator's source: a miss and full discovery (which
-    writes the memo again), not an error."""
+    """A stat value past 64 bits, a mode past 32 bits, or the operator's source: a miss and
+    full discovery (which writes the memo again), not an error."""
     config = host_env.config_dir / "launcher-probe" / "config.toml"
     config.parent.mkdir(mode=0o700)
     config.write_text("# no codex here\n")
@@ -241,3 +247,73 @@ def test_below_a_directory_named_codex_the_memo_answers_while_it_stays_one(
     (clone / "__main__.py").write_text(_TWICE)
     assert _twice([sys.executable, str(clone)], host_env.env) == [["path", True], ["path", False]]
     assert memos()
+
+
+@pytest.mark.parametrize("blocked", ["not_a_directory", "a_symlink_loop"])
+def test_a_config_file_that_cannot_be_looked_at_is_refused_as_discovery_refuses_it(
+    host_env: HostEnv, on_path: FakeCodex, blocked: str
+) -> None:
+    """A memo written while there was no config file; then its directory becomes a file, or
+    a symlink to itself: ``stat`` fails, but not for the file's absence. Discovery refuses
+    such a config file (exit 4), so a replay must not answer from the memo, each time."""
+    resolve(host_env.env)
+    assert len(memos()) == 1
+    directory = host_env.config_dir / "launcher-probe"
+    if blocked == "not_a_directory":
+        directory.write_text("x\n")
+    else:
+        directory.symlink_to("launcher-probe")
+
+    for _ in range(2):
+        code, _, err, modules = run(host_env.env, "resolve", "--json")
+        assert code == 4, err
+        assert "config.toml: cannot read" in err
+        assert DISCOVERY in modules
+
+
+def test_a_script_named_from_a_deleted_working_directory_is_no_memo(tmp_path: Path) -> None:
+    """An ancestor running ``codex.js`` by a relative name from a working directory since
+    deleted: psutil, and so discovery, takes the script from that directory's name again
+    once one is made there (its ``/proc`` link reads `` (deleted)``), which the memo would
+    not compare: no memo."""
+    directory = tmp_path / "session"
+    directory.mkdir()
+    (directory / "codex.js").write_text("read line\n")
+    with subprocess.Popen(
+        ["sh", "codex.js"], cwd=directory, stdin=subprocess.PIPE, text=True
+    ) as ancestor:
+        try:
+            wait_until(lambda: os.readlink(f"/proc/{ancestor.pid}/cwd") == str(directory))
+            command = Path(f"/proc/{ancestor.pid}/cmdline").read_bytes()
+            exe = os.readlink(f"/proc/{ancestor.pid}/exe")
+            entry = [ancestor.pid, 0, exe, command.hex()]
+            place = {"source": "path", "path": "/usr/bin/codex"}
+            (directory / "codex.js").unlink()  # (sh reads it through its own descriptor)
+            absent = [ancestor.pid, str(directory), "codex.js", None]
+            assert memo._harness_scripts([entry], place) == [absent]  # compared, so a memo
+            shutil.rmtree(directory)
+            assert os.readlink(f"/proc/{ancestor.pid}/cwd").endswith(" (deleted)")
+            assert memo._harness_scripts([entry], place) is None
+        finally:
+            assert ancestor.stdin is not None
+            ancestor.stdin.close()
+            ancestor.wait(timeout=30)
+
+
+@pytest.mark.parametrize("home", [None, "", "relative"])
+def test_no_memo_where_platformdirs_names_the_config_file(
+    host_env: HostEnv, on_path: FakeCodex, home: str | None
+) -> None:
+    """With ``XDG_CONFIG_HOME`` unset and no absolute ``HOME``, the config file is where
+    platformdirs says, from the password database's home: no variable the memo compares.
+    Each plain resolve discovers in full, and writes no memo."""
+    env = {key: value for key, value in host_env.env.items() if key != "XDG_CONFIG_HOME"}
+    if home is None:
+        del env["HOME"]
+    else:
+        env["HOME"] = home
+
+    for _ in range(2):
+        decision, discovered = resolve(env)
+        assert discovered and decision["source"] == "path"
+    assert memos() == []
