@@ -101,7 +101,8 @@ VARIABLES = (
 _MEMO_SOURCES = frozenset(Source) - {Source.EXPLICIT, Source.ENV}
 #: Files under HOME whose contents add places (shell profiles) or name one (``.npmrc``).
 HOME_FILES = (".zshrc", ".bashrc", ".zprofile", ".bash_profile", ".profile", ".npmrc")
-MEMO_VERSION = 7
+#: Raised whenever what a memo is written for changes, so that an older one is a miss.
+MEMO_VERSION = 8
 MAX_MEMO_BYTES = 1 << 18
 #: Ancestors read at most (a deeper tree is no memo).
 MAX_ANCESTORS = 64
