@@ -41,6 +41,8 @@ _POLL_INTERVAL = 0.05
 #: The longest single wait: select() overflows on timeouts of weeks (epoll counts in
 #: int milliseconds), so a far deadline is reached in steps.
 _MAX_WAIT = 3600.0
+#: Past the deadline, how long what the pipes hold already is read still.
+_LAST_LOOK = 0.05
 
 
 class Captured(Value):
@@ -236,6 +238,14 @@ def _drive(step: Step, deadline: float, limit: int) -> Finished:
                     watching_exit = False
                     if step.exit_fd is not None:
                         selector.unregister(step.exit_fd)
+            if open_pipes:
+                # Past the deadline: what is there already is read still (a step that ended
+                # while this process was not running, stopped or descheduled, has ended in
+                # time), for a moment only (one that writes on is cut short).
+                last_look = time.monotonic() + _LAST_LOOK
+                for key, _ in selector.select(0):
+                    if key.fd in open_pipes and not _drain(key.fd, sinks[key.fd], last_look):
+                        open_pipes.discard(key.fd)
         step.wait(deadline)
     finally:
         status = step.stop()
