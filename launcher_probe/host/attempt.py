@@ -12,7 +12,7 @@ from launcher_probe.host.cache.policy import CacheUnavailable, VerdictCache
 from launcher_probe.host.decision import PassedOver, Published
 from launcher_probe.host.paths.fingerprint import Fingerprint
 from launcher_probe.host.paths.rules import PathVerdict
-from launcher_probe.host.probe_result import ProbeResult
+from launcher_probe.host.probe_result import DEFAULT_TIMEOUT, ProbeResult
 from launcher_probe.value import Value
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
@@ -204,10 +204,10 @@ class Attempt:
         if hit is not None:
             return Verdict(fingerprint, hit.result, hit.probed_at, hit.expires_at, True)
         verdict = self.probe(fingerprint)
-        # A spawn that failed for this process's own shortage (out of fds, say), or a step
-        # its stopped tree took with it, says nothing about the binary: not stored for every
-        # other process to read.
-        if verdict is not None and not _prober_shortage(verdict.result):
+        # A spawn that failed for this process's own shortage (out of fds, say), a step its
+        # stopped tree took with it, or a deadline shorter than the default that passed,
+        # says nothing about the binary: not stored for every other process to read.
+        if verdict is not None and not _prober_shortage(verdict.result, self.timeout):
             try:
                 cache.store(fingerprint, verdict.result, verdict.probed_at)
             except (OSError, CacheUnavailable) as error:
@@ -226,8 +226,11 @@ class Attempt:
         return Verdict(fingerprint, result, probed_at, expires_at, False)
 
 
-def _prober_shortage(result: ProbeResult) -> bool:
+def _prober_shortage(result: ProbeResult, timeout: float) -> bool:
     """Whether ``result`` failed for the probing process's own resources (EMFILE, ENOMEM,
-    EAGAIN at spawn or set-up) or its tree being stopped from outside, not for anything
-    about the binary."""
+    EAGAIN at spawn or set-up), its tree being stopped from outside, or the ``timeout`` it
+    chose below the default passing (``--timeout 0.01`` would withhold the launcher from
+    every process for a transient failure's lifetime), not for anything about the binary."""
+    if result.reason is Reason.PROBE_TIMEOUT:
+        return timeout < DEFAULT_TIMEOUT
     return result.reason is Reason.SPAWN_FAILED and result.transient

@@ -268,6 +268,27 @@ def test_refresh_probes_again_and_no_cache_never_touches_it(
     assert fake_codex.probe_count() == 3
 
 
+def test_a_deadline_shorter_than_the_default_that_passes_is_not_cached(
+    host_env: HostEnv, fake_codex: FakeCodex
+) -> None:
+    """A caller's ``--timeout`` below the default is its own: the ``probe_timeout`` it gets
+    is not stored for every other process (with the default, it is: a binary that hangs is
+    not probed again by every resolve for a transient failure's lifetime)."""
+    fake_codex.set_fault("slow_start", seconds=60, gate=str(fake_codex.path.parent / "gate"))
+    code, decision = resolve_json(host_env, "--codex", str(fake_codex.path), "--timeout", "0.5")
+    assert (code, decision["reason"]) == (3, "probe_timeout")
+    fake_codex.set_fault(None)
+    assert published(host_env, fake_codex.path)["from_cache"] is False  # probed again
+
+    fake_codex.set_fault("hang")
+    code, decision = resolve_json(host_env, "--codex", str(fake_codex.path), "--refresh")
+    assert (code, decision["reason"]) == (3, "probe_timeout")
+    fake_codex.set_fault(None)
+    code, decision = resolve_json(host_env, "--codex", str(fake_codex.path))
+    assert (code, decision["reason"]) == (3, "probe_timeout")  # the stored verdict answers
+    assert "cached verdict" in decision["detail"]
+
+
 # --- a binary that changes while it is verified ------------------------------
 
 
