@@ -296,11 +296,12 @@ def _unlink_unless_directory(file: str) -> bool:
 
 
 def remove_unheld_lock(file: str) -> None:
-    """Unlink the lock file ``file`` while holding its lock, unless another holds it (or it
-    is a directory); never fails. A symlink in its place (no lock is ever taken through
-    one: caching that path stays off while it is there) is unlinked as it is. A waiter that
-    opened it before checks, once it holds the lock, that the file is still the one at the
-    path (``entry_lock``)."""
+    """Unlink the lock file ``file`` while holding its lock and its claim (``herd.py``),
+    unless another process holds either (or it is a directory); never fails. A symlink in
+    its place (no lock is ever taken through one: caching that path stays off while it is
+    there) is unlinked as it is. A waiter that opened it before checks, once it holds the
+    lock, that the file is still the one at the path (``entry_lock``); a claim taken on an
+    unlinked file is only lost, which costs its waiters a slow path, never a second probe."""
     import contextlib
     import fcntl  # ``cache clear`` only
 
@@ -308,10 +309,11 @@ def remove_unheld_lock(file: str) -> None:
         if stat.S_ISLNK(os.lstat(file).st_mode):
             os.unlink(file)
             return
-        fd = os.open(file, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+        fd = os.open(file, os.O_RDWR | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
         try:
             if stat.S_ISREG(os.fstat(fd).st_mode):
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             os.unlink(file)
         finally:
             os.close(fd)

@@ -19,9 +19,12 @@ from tests.fakes import FakeCodex
 from tests.host.cache.test_policy import record_file, resolve_json
 
 
+@pytest.mark.parametrize("held_by", ["a prober", "a claim"])
 def test_clear_removes_the_lock_files_no_one_holds(
-    host_env: HostEnv, fake_codex: FakeCodex, tmp_path: Path
+    host_env: HostEnv, fake_codex: FakeCodex, tmp_path: Path, held_by: str
 ) -> None:
+    """A lock file held, by a probe (its ``flock``) or by the claim of the process resolving
+    it (its ``lockf``: its herd waits on that file), is left; the others go."""
     links = []
     for number in range(3):
         (tmp_path / f"l{number}").mkdir()
@@ -30,8 +33,11 @@ def test_clear_removes_the_lock_files_no_one_holds(
         assert resolve_json(host_env.env, links[-1])[0] == 0
     directory = record_file(host_env, links[0]).parent
     held = record_file(host_env, links[0]).with_suffix(".lock")
-    fd = os.open(held, os.O_RDONLY)
-    fcntl.flock(fd, fcntl.LOCK_EX)  # a probe of links[0] is running
+    fd = os.open(held, os.O_RDWR)
+    if held_by == "a prober":
+        fcntl.flock(fd, fcntl.LOCK_EX)  # a probe of links[0] is running
+    else:
+        fcntl.lockf(fd, fcntl.LOCK_EX)  # links[0] is being resolved: its herd waits
     try:
         cleared = run_cli("cache", "clear", "--json", env=host_env.env)
     finally:
