@@ -148,29 +148,30 @@ def resolve_launcher(
     warnings: list[str] = []
     cache = _open_cache(config, warnings) if use_cache else None
     claim = supervisor = None
-    if operator is None and cache is not None and not refresh:
-        # The memo missed: wait for a process of this environment already discovering,
-        # then replay the memo it writes; or discover, its waiters going once it is written.
-        from launcher_probe.host.cache.discovery_memo import wait_turn
-
-        memo_turn = wait_turn(cache)
-        if isinstance(memo_turn, (Published, Withheld)):
-            return _answer(memo_turn, warnings)
-        claim = memo_turn
-    if operator is not None and cache is not None:
-        stored = cache.published(*operator)
-        turn = stored if stored is not None else cache.wait_turn(*operator)
-        if isinstance(turn, Published):
-            return _answer(turn, warnings)
-        claim = turn  # this process resolves: its waiters go once the verdict is stored
-        # A supervisor launched early for the probe it will run; none when the record
-        # answers with a failed verdict (the probe makes one should it run after all).
-        if claim is not None and not cache.holds_verdict(operator[1]):
-            # (With the probe stage's package, the steps too: the probe needs them next.)
-            from launcher_probe.host.probe.supervisor_client import Supervisor
-
-            supervisor = Supervisor()
     try:
+        if operator is None and cache is not None and not refresh:
+            # The memo missed: wait for a process of this environment already discovering,
+            # then replay the memo it writes; or discover, its waiters going once it is
+            # written.
+            from launcher_probe.host.cache.discovery_memo import wait_turn
+
+            memo_turn = wait_turn(cache)
+            if isinstance(memo_turn, (Published, Withheld)):
+                return _answer(memo_turn, warnings)
+            claim = memo_turn
+        if operator is not None and cache is not None:
+            stored = cache.published(*operator)
+            turn = stored if stored is not None else cache.wait_turn(*operator)
+            if isinstance(turn, Published):
+                return _answer(turn, warnings)
+            claim = turn  # this process resolves: its waiters go once the verdict is stored
+            # A supervisor launched early for the probe it will run; none when the record
+            # answers with a failed verdict (the probe makes one should it run after all).
+            if claim is not None and not cache.holds_verdict(operator[1]):
+                # (With the probe stage's package, the steps too: the probe needs them next.)
+                from launcher_probe.host.probe.supervisor_client import Supervisor
+
+                supervisor = Supervisor()
         if supervisor is not None:
             # Its interpreter starts on another core while the slow path imports (filelock,
             # discovery); it runs nothing before the probe, under the entry lock, asks.
@@ -178,7 +179,7 @@ def resolve_launcher(
         decision = _discover_and_decide(
             codex, cache, refresh, timeout, config, warnings, supervisor
         )
-    finally:
+    finally:  # whatever raised, and wherever (the claim is a file descriptor)
         if supervisor is not None:
             supervisor.close()  # ended by the probe already, or it never ran anything
         if claim is not None:

@@ -34,15 +34,15 @@ one running that file (psutil takes it whenever one may run it): a memo only whe
 place found. No memo either for a script named from a deleted working directory (psutil
 takes the name again once one is made there), for a config file path that platformdirs,
 not the XDG rule, names (from the password database's home, which no replay compares), or
-for a config file that cannot be looked at (not absent: the command refuses it). The replay compares every one of them, replays the trace, then asks the record
-on disk (``VerdictCache.published``: freshness, the walk replayed, symlinks alone or that
-binary), or, for ``not_found``, answers it withheld again (with no probe, no record is
-needed); any difference, or anything it cannot read, is a miss: full discovery, as without
-a memo. Processes of one environment that miss together run one discovery: the first
-claims the memo's lock file, the others wait for it, then replay the memo it wrote
-(``wait_turn``, ``herd.py``). A memo file is distrusted on read like a record, removed by
-``cache clear``, and by a sweep once it was not written for a day
-(``store.STALE_MEMO_SECONDS``).
+for a config file that cannot be looked at (not absent: the command refuses it). The
+replay compares every one of them, replays the trace, then asks the record on disk
+(``VerdictCache.published``: freshness, the walk replayed, symlinks alone or that binary),
+or, for ``not_found``, answers it withheld again (with no probe, no record is needed); any
+difference, or anything it cannot read, is a miss: full discovery, as without a memo.
+Processes of one environment that miss together run one discovery: the first claims the
+memo's lock file, the others wait for it, then replay the memo it wrote (``wait_turn``,
+``herd.py``). A memo file is distrusted on read like a record, removed by ``cache clear``,
+and by a sweep once it was not written for a day (``store.STALE_MEMO_SECONDS``).
 """
 
 from __future__ import annotations
