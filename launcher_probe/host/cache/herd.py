@@ -63,33 +63,71 @@ def _claimed(fd: int) -> bool:
     return True
 
 
+class _Wait:
+    """One wait for a claim to go, under way in this process: its thread's end, and whether
+    the claim went (set before ``ended`` is released)."""
+
+    __slots__ = ("ended", "gone")
+
+    def __init__(self) -> None:
+        self.ended = allocate_lock()
+        self.ended.acquire()
+        self.gone = False
+
+    def joined(self, timeout: float) -> bool:
+        """Whether the claim goes within ``timeout`` seconds (each caller that sees the end
+        passes it on to the next: a lock wakes one)."""
+        if not self.ended.acquire(timeout=min(timeout, TIMEOUT_MAX)):
+            return False
+        self.ended.release()
+        return self.gone
+
+
+#: The waits under way in this process, by the lock file's device and inode: a caller that
+#: finds one joins it, so a claim held for long (its prober stopped) costs a long-lived
+#: process one thread and one descriptor per file, however many of its waits time out.
+_WAITS: dict[tuple[int, int], _Wait] = {}
+_WAITS_LOCK = allocate_lock()
+
+
 def _gone_in_time(fd: int, timeout: float) -> bool:
-    """Whether the claim on ``fd`` goes within ``timeout`` seconds: a thread of its own
-    blocks for a shared claim (the kernel wakes it when the prober's goes), then closes
-    ``fd``, which from now on is that thread's alone: on time, late (the caller gave up)
-    or failed (EDEADLK, say: as if never gone). A late close also ends any claim this
-    process took on the file meanwhile: a claim lost, which costs its waiters a slow path,
-    never a second probe."""
-    woken = allocate_lock()
-    woken.acquire()
-    shared: list[bool] = []
+    """Whether the claim on ``fd`` (closed here) goes within ``timeout`` seconds: a thread
+    of its own blocks for a shared claim (the kernel wakes it when the prober's goes),
+    then closes its descriptor, which from then on is that thread's alone: on time, late
+    (every caller gave up) or failed (EDEADLK, say: as if never gone); or, when such a
+    thread waits on the same file already, that one's end. A late close also ends any
+    claim this process took on the file meanwhile: a claim lost, which costs its waiters a
+    slow path, never a second probe."""
+    found = os.fstat(fd)
+    key = (found.st_dev, found.st_ino)
+    with _WAITS_LOCK:
+        wait = _WAITS.get(key)
+        if wait is None:
+            wait = _WAITS[key] = _Wait()
+            owned = fd
 
-    def wait() -> None:
-        try:
-            fcntl.lockf(fd, fcntl.LOCK_SH)
-            shared.append(True)
-        except OSError:
-            pass
-        finally:
-            os.close(fd)
-            woken.release()
+            def run() -> None:
+                try:
+                    fcntl.lockf(owned, fcntl.LOCK_SH)
+                    wait.gone = True
+                except OSError:
+                    pass
+                finally:
+                    os.close(owned)
+                    with _WAITS_LOCK:
+                        del _WAITS[key]
+                    wait.ended.release()
 
-    try:
-        start_new_thread(wait, ())
-    except RuntimeError:  # no thread to be had: as if the claim stayed held
+            try:
+                start_new_thread(run, ())
+            except RuntimeError:  # no thread to be had: as if the claim stayed held
+                del _WAITS[key]
+                os.close(fd)
+                return False
+            fd = -1
+    if fd >= 0:  # this file's wait was under way already: joined
         os.close(fd)
-        return False
-    return woken.acquire(timeout=min(timeout, TIMEOUT_MAX)) and bool(shared)
+    return wait.joined(timeout)
 
 
 def _opened(lock_file: str) -> int | None:

@@ -283,8 +283,9 @@ def test_a_script_named_from_a_deleted_working_directory_is_no_memo(tmp_path: Pa
         ["sh", "codex.js"], cwd=directory, stdin=subprocess.PIPE, text=True
     ) as ancestor:
         try:
-            wait_until(lambda: os.readlink(f"/proc/{ancestor.pid}/cwd") == str(directory))
-            command = Path(f"/proc/{ancestor.pid}/cmdline").read_bytes()
+            cmdline = Path(f"/proc/{ancestor.pid}/cmdline")
+            wait_until(lambda: cmdline.read_bytes().endswith(b"codex.js\0"))  # sh runs it
+            command = cmdline.read_bytes()
             exe = os.readlink(f"/proc/{ancestor.pid}/exe")
             entry = [ancestor.pid, 0, exe, command.hex()]
             place = {"source": "path", "path": "/usr/bin/codex"}

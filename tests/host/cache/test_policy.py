@@ -240,8 +240,11 @@ class Clock:
 
 
 def test_transient_failure_is_retried_after_the_backoff(
-    host_env: HostEnv, fake_codex: FakeCodex
+    host_env: HostEnv, fake_codex: FakeCodex, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    # A probe_timeout is stored under the default deadline or a longer one: 1 s stands
+    # for it here, so that the hang costs 1 s, not 10.
+    monkeypatch.setattr("launcher_probe.host.attempt.DEFAULT_TIMEOUT", 1.0)
     clock = Clock()
     config = ResolverConfig(lifetimes=Lifetimes(transient_failure=5.0), clock=clock)
     fake_codex.set_fault("hang")

@@ -505,6 +505,57 @@ def test_a_timed_out_waiter_leaves_no_fd_and_no_lock(
     assert fake_codex.probe_count() == 1
 
 
+#: Holds the herd claim and the entry lock on a lock file, as a prober does (stopped
+#: mid-probe, say), until its stdin closes; says "holding" once it holds both.
+HOLD_BOTH = """
+import fcntl, os, sys
+os.makedirs(os.path.dirname(sys.argv[1]), mode=0o700, exist_ok=True)
+fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT, 0o600)
+fcntl.lockf(fd, fcntl.LOCK_EX)
+fcntl.flock(fd, fcntl.LOCK_EX)
+print("holding", flush=True)
+sys.stdin.read()
+"""
+
+
+def _tasks() -> int:
+    return len(os.listdir("/proc/self/task"))
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/task"), reason="needs /proc/self")
+def test_waits_that_time_out_on_one_claim_share_one_thread(
+    host_env: HostEnv, fake_codex: FakeCodex
+) -> None:
+    """A long-lived process (the helper) whose resolves of one binary each time out on a
+    prober that holds on (stopped): one thread and one descriptor wait for that claim, not
+    one per resolve; both go once the claim does, and the next resolve probes."""
+    lock_file = VerdictCache().lock_file(str(fake_codex.path))
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLD_BOTH, lock_file],
+        env=host_env.env,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == "holding\n"
+        before = _tasks()
+        for _ in range(12):
+            decision = resolve_launcher(
+                str(fake_codex.path), config=ResolverConfig(lock_timeout=0.05)
+            )
+            assert isinstance(decision, Withheld) and decision.reason is Reason.LOCK_TIMEOUT
+        assert (_tasks(), len(_fds_on(Path(lock_file)))) == (before + 1, 1)  # one wait, shared
+    finally:
+        assert holder.stdin is not None
+        holder.stdin.close()
+        holder.wait(timeout=30)
+    wait_until(lambda: (_tasks(), _fds_on(Path(lock_file))) == (before, []))
+    decision = resolve_launcher(str(fake_codex.path))
+    assert isinstance(decision, Published) and decision.from_cache is False
+    assert fake_codex.probe_count() == 1
+
+
 def test_a_cold_resolve_locks_through_filelock(
     host_env: HostEnv, fake_codex: FakeCodex, monkeypatch: pytest.MonkeyPatch
 ) -> None:
