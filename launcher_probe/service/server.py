@@ -49,6 +49,8 @@ if TYPE_CHECKING:
 log = logging.getLogger("launcher_probe.service")
 #: In-flight requests get this long to finish once a stop is asked for, in seconds.
 GRACE = 2.0
+#: Past the grace, how long the probes killed then may take to unwind.
+UNWIND = 1.0
 DEFAULT_IDLE_TIMEOUT = 30.0
 #: Idle connections are looked for this often (seconds; more often for short idle times).
 IDLE_SWEEP = 0.25
@@ -367,6 +369,12 @@ class Server:
             connection.close()
         if self.workers.busy or self.background.busy:
             _kill_children()
+            # Their probes end at once now: let them unwind (each removes its private
+            # directory), within a bound (a job waiting for another process's lock does not
+            # end so soon).
+            unwound_by = time.monotonic() + UNWIND
+            for pool in (self.workers, self.background):
+                pool.wait_idle(max(0.0, unwound_by - time.monotonic()))
 
 
 def _kill_children() -> None:

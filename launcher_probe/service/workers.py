@@ -22,6 +22,8 @@ class Workers:
     def __init__(self, size: int, name: str = "worker") -> None:
         self._jobs: queue.SimpleQueue[Callable[[], None]] = queue.SimpleQueue()
         self._lock = threading.Lock()
+        #: Notified whenever the last busy job finishes.
+        self._all_done = threading.Condition(self._lock)
         self._size = size
         self._name = name
         self._busy = 0  # submitted, not finished
@@ -47,6 +49,11 @@ class Workers:
         """Jobs submitted and not yet finished."""
         return self._busy
 
+    def wait_idle(self, timeout: float) -> bool:
+        """Whether every job submitted finishes within ``timeout`` seconds."""
+        with self._lock:
+            return self._all_done.wait_for(lambda: self._busy == 0, timeout)
+
     @property
     def threads(self) -> int:
         """Threads started so far (at most the pool's size)."""
@@ -67,3 +74,5 @@ class Workers:
             finally:
                 with self._lock:
                     self._busy -= 1
+                    if self._busy == 0:
+                        self._all_done.notify_all()

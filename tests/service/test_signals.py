@@ -19,6 +19,7 @@ from tests.service.helper import (
     ask,
     connect,
     read_line,
+    running_helper,
     wait_until,
 )
 
@@ -70,6 +71,28 @@ def test_a_request_past_the_grace_gets_an_error_and_its_probe_is_killed(
         assert answer["error"]["reason"] == "shutting_down"
     assert dies_soon(probe_pid)
     assert not os.path.lexists(helper.socket)
+
+
+@pytest.mark.parametrize("step", ["version", "sandbox"])
+def test_a_probe_killed_past_the_grace_leaves_no_private_directory(
+    host_env: HostEnv, socket_path: Path, fake_codex: FakeCodex, tmp_path: Path, step: str
+) -> None:
+    """The probes still running when the grace ends are killed, and unwind before the
+    helper exits: each removes its private directory (none is left for a later probe)."""
+    temporary = tmp_path / "tmp"
+    temporary.mkdir(mode=0o700)
+    fake_codex.set_fault("slow_start", seconds=30, gate=str(tmp_path / "never"), step=step)
+    environment = {**host_env.env, "TMPDIR": str(temporary)}
+    with running_helper(environment, socket_path) as helper, connect(helper.socket) as client:
+        client.sendall(
+            json.dumps({"v": 1, "op": "resolve", "codex": str(fake_codex.path)}).encode() + b"\n"
+        )
+        first = "--version" if step == "version" else "sandbox"
+        wait_until(lambda: any(call[:1] == [first] for call in fake_codex.calls()))
+        assert [p.name[:15] for p in temporary.iterdir()] == ["launcher-probe-"]
+        assert helper.stop() == 0
+        assert json.loads(read_line(client))["error"]["reason"] == "shutting_down"
+    assert list(temporary.iterdir()) == []
 
 
 def test_a_stop_of_the_whole_tree_during_a_probe_caches_no_verdict(
