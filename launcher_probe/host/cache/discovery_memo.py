@@ -32,9 +32,9 @@ and compared). An ancestor whose executable cannot be read (it made itself undum
 Codex does) and whose ``argv[0]`` is an absolute path named as a Codex executable counts as
 one running that file (psutil takes it whenever one may run it): a memo only when it is the
 place found. No memo either for a script named from a deleted working directory (psutil
-takes the name again once one is made there), for a config file path that platformdirs,
-not the XDG rule, names (from the password database's home, which no replay compares), or
-for a config file that cannot be looked at (not absent: the command refuses it). The
+takes the name again once one is made there), for a config file that platformdirs names
+under a relative or empty ``HOME`` (from the password database's home, which no replay
+compares then), or for one that cannot be looked at (not absent: the command refuses it). The
 replay compares every one of them, replays the trace, then asks the record on disk
 (``VerdictCache.published``: freshness, the walk replayed, symlinks alone or that binary),
 or, for ``not_found``, answers it withheld again (with no probe, no record is needed); any
@@ -199,13 +199,15 @@ def observed() -> dict[str, Any] | None:
     discovery reads them (so that whatever changes while discovery and the probe run is a
     difference at the next replay, never taken for what discovery saw); None when they
     cannot be memoised."""
-    from launcher_probe.host.discovery.config_file import xdg_config_file
+    from launcher_probe.host.discovery.config_file import config_file, xdg_config_file
 
-    # Where platformdirs would name the config file (the password database's home, for
-    # one), no variable the memo compares says so: no memo then.
     config = xdg_config_file()
     if config is None:
-        return None
+        if "HOME" in os.environ:
+            # Relative or empty: platformdirs may name the config file from the password
+            # database's home, which nothing the memo compares says: no memo then.
+            return None
+        config = config_file()  # from the password database's home, the memo's "home"
     try:
         inputs = _inputs(config)
     except OSError:

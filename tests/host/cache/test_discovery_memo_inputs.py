@@ -301,20 +301,31 @@ def test_a_script_named_from_a_deleted_working_directory_is_no_memo(tmp_path: Pa
             ancestor.wait(timeout=30)
 
 
-@pytest.mark.parametrize("home", [None, "", "relative"])
+@pytest.mark.parametrize("home", ["", "relative"])
 def test_no_memo_where_platformdirs_names_the_config_file(
-    host_env: HostEnv, on_path: FakeCodex, home: str | None
+    host_env: HostEnv, on_path: FakeCodex, home: str
 ) -> None:
-    """With ``XDG_CONFIG_HOME`` unset and no absolute ``HOME``, the config file is where
-    platformdirs says, from the password database's home: no variable the memo compares.
-    Each plain resolve discovers in full, and writes no memo."""
+    """With ``XDG_CONFIG_HOME`` unset and a relative or empty ``HOME``, platformdirs may
+    name the config file from the password database's home, which no variable the memo
+    compares says: each plain resolve discovers in full, and writes no memo. (With
+    ``HOME`` unset that home is the one discovery takes, which the memo records and
+    compares: ``test_the_memo_takes_home_as_discovery_does``.)"""
     env = {key: value for key, value in host_env.env.items() if key != "XDG_CONFIG_HOME"}
-    if home is None:
-        del env["HOME"]
-    else:
-        env["HOME"] = home
+    env["HOME"] = home
 
     for _ in range(2):
         decision, discovered = resolve(env)
         assert discovered and decision["source"] == "path"
     assert memos() == []
+
+
+def test_with_home_unset_the_password_databases_config_file_is_memoised(
+    host_env: HostEnv, on_path: FakeCodex
+) -> None:
+    """``HOME`` unset: the config file platformdirs names is under the password database's
+    home, which the memo records as discovery's home and compares, so it is memoised."""
+    env = {key: value for key, value in host_env.env.items() if key != "XDG_CONFIG_HOME"}
+    del env["HOME"]
+    decisions = [resolve(env) for _ in range(2)]
+    assert [discovered for _, discovered in decisions] == [True, False]
+    assert timeless(decisions[0][0]) == timeless(decisions[1][0])
