@@ -38,19 +38,40 @@ if TYPE_CHECKING:
     Answer = TypeVar("Answer")
 
 
+#: How many claims this process holds on each lock file, by device and inode. A claim is a
+#: POSIX lock, which never conflicts within one process and which closing *any* descriptor
+#: of the file ends: whoever would open a lock file to remove it asks here first.
+_CLAIMED: dict[tuple[int, int], int] = {}
+_CLAIMED_LOCK = allocate_lock()
+
+
 class Claim:
     """This process's claim on one entry: held until :meth:`release`."""
 
-    __slots__ = ("fd",)
+    __slots__ = ("fd", "key")
 
     def __init__(self, fd: int) -> None:
         self.fd = fd
+        found = os.fstat(fd)
+        self.key = (found.st_dev, found.st_ino)
+        with _CLAIMED_LOCK:
+            _CLAIMED[self.key] = _CLAIMED.get(self.key, 0) + 1
 
     def release(self) -> None:
         """Let the waiters go (closing the file ends the POSIX lock)."""
         if self.fd >= 0:
+            with _CLAIMED_LOCK:
+                if _CLAIMED[self.key] == 1:
+                    del _CLAIMED[self.key]
+                else:
+                    _CLAIMED[self.key] -= 1
             os.close(self.fd)
             self.fd = -1
+
+
+def claimed_here(found: os.stat_result) -> bool:
+    """Whether this process claims the lock file ``found`` describes (see ``_CLAIMED``)."""
+    return (found.st_dev, found.st_ino) in _CLAIMED
 
 
 def _claimed(fd: int) -> bool:

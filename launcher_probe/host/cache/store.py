@@ -297,17 +297,23 @@ def _unlink_unless_directory(file: str) -> bool:
 
 def remove_unheld_lock(file: str) -> None:
     """Unlink the lock file ``file`` while holding its lock and its claim (``herd.py``),
-    unless another process holds either (or it is a directory); never fails. A symlink in
-    its place (no lock is ever taken through one: caching that path stays off while it is
-    there) is unlinked as it is. A waiter that opened it before checks, once it holds the
-    lock, that the file is still the one at the path (``entry_lock``); a claim taken on an
-    unlinked file is only lost, which costs its waiters a slow path, never a second probe."""
+    unless another process holds either, or this one its claim (or it is a directory);
+    never fails. A symlink in its place (no lock is ever taken through one: caching that
+    path stays off while it is there) is unlinked as it is. A waiter that opened it before
+    checks, once it holds the lock, that the file is still the one at the path
+    (``entry_lock``); a claim taken on an unlinked file is only lost, which costs its
+    waiters a slow path, never a second probe."""
     import contextlib
     import fcntl  # ``cache clear`` only
 
+    from launcher_probe.host.cache.herd import claimed_here
+
     with contextlib.suppress(OSError):
-        if stat.S_ISLNK(os.lstat(file).st_mode):
+        found = os.lstat(file)
+        if stat.S_ISLNK(found.st_mode):
             os.unlink(file)
+            return
+        if claimed_here(found):  # this process's own claim, which opening it would end
             return
         fd = os.open(file, os.O_RDWR | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
         try:

@@ -7,6 +7,7 @@ import fcntl
 import json
 import os
 import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -17,6 +18,7 @@ from launcher_probe.host.cache.store import remove_unheld_lock
 from tests.conftest import HostEnv, run_cli
 from tests.fakes import FakeCodex
 from tests.host.cache.test_policy import record_file, resolve_json
+from tests.host.cache.test_single_flight import CLAIM_NOW
 
 
 @pytest.mark.parametrize("held_by", ["a prober", "a claim"])
@@ -130,3 +132,35 @@ def test_clear_that_cannot_remove_a_record_exits_4_naming_it(
     assert str(record) in cleared.stdout + cleared.stderr
     assert "removed 0 record(s)" in cleared.stdout + cleared.stderr
     assert record.exists()
+
+
+def test_a_sweep_leaves_the_lock_file_this_process_claims(host_env: HostEnv) -> None:
+    """A plain resolve claims its environment's discovery (the memo's lock file) and, when
+    it stores, may sweep that environment's memo, a day old (written before the Codex
+    update that made it miss): the memo goes, its lock file stays, claimed still (a POSIX
+    lock never conflicts within its process, and closing any descriptor of the file would
+    end it), so that the herd waiting on it does not wake to discover, each, meanwhile."""
+    from launcher_probe.host.cache import discovery_memo
+    from launcher_probe.host.cache.herd import Claim
+    from launcher_probe.host.cache.policy import VerdictCache
+    from launcher_probe.host.cache.store import memo_lock_file
+
+    cache = VerdictCache()
+    cache.disk.check_directories(create=True)
+    memo = Path(discovery_memo.memo_file(cache))
+    memo.write_text("{}")  # no memo a replay takes: a miss
+    claim = discovery_memo.wait_turn(cache)
+    assert isinstance(claim, Claim)
+    try:
+        day_old = memo.stat().st_mtime - 2 * 24 * 3600
+        os.utime(memo, (day_old, day_old))
+        cache.disk.sweep()
+        assert not memo.exists()
+        lock_file = memo_lock_file(str(memo))
+        assert os.path.exists(lock_file)
+        other = subprocess.run(
+            [sys.executable, "-c", CLAIM_NOW, lock_file], capture_output=True, text=True
+        )
+        assert other.returncode != 0 and "claimed" not in other.stdout  # still this one's
+    finally:
+        claim.release()
