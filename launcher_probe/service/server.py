@@ -49,8 +49,10 @@ if TYPE_CHECKING:
 log = logging.getLogger("launcher_probe.service")
 #: In-flight requests get this long to finish once a stop is asked for, in seconds.
 GRACE = 2.0
-#: Past the grace, how long the probes killed then may take to unwind.
+#: Past the grace, how long the probes killed then may take to unwind, and how often what
+#: runs meanwhile is killed again.
 UNWIND = 1.0
+KILL_AGAIN = 0.05
 DEFAULT_IDLE_TIMEOUT = 30.0
 #: Idle connections are looked for this often (seconds; more often for short idle times).
 IDLE_SWEEP = 0.25
@@ -367,14 +369,18 @@ class Server:
                 with contextlib.suppress(OSError):
                     connection.sock.send(connection.outbuf)
             connection.close()
-        if self.workers.busy or self.background.busy:
+        # The probes still running are killed and unwind (each removes its private
+        # directory); a resolution may go on to its next candidate and probe that one, so
+        # whatever runs is killed again, until the pools are idle or UNWIND has passed (a
+        # job waiting for another process's lock does not end so soon).
+        unwound_by = time.monotonic() + UNWIND
+        while self.workers.busy or self.background.busy:
             _kill_children()
-            # Their probes end at once now: let them unwind (each removes its private
-            # directory), within a bound (a job waiting for another process's lock does not
-            # end so soon).
-            unwound_by = time.monotonic() + UNWIND
+            left = unwound_by - time.monotonic()
+            if left <= 0:
+                break
             for pool in (self.workers, self.background):
-                pool.wait_idle(max(0.0, unwound_by - time.monotonic()))
+                pool.wait_idle(min(KILL_AGAIN, max(0.0, unwound_by - time.monotonic())))
 
 
 def _kill_children() -> None:

@@ -73,22 +73,33 @@ def test_a_request_past_the_grace_gets_an_error_and_its_probe_is_killed(
     assert not os.path.lexists(helper.socket)
 
 
-@pytest.mark.parametrize("step", ["version", "sandbox"])
+@pytest.mark.parametrize(
+    ("step", "asked"),
+    [("version", "--codex"), ("sandbox", "--codex"), ("sandbox", "discovery")],
+)
 def test_a_probe_killed_past_the_grace_leaves_no_private_directory(
-    host_env: HostEnv, socket_path: Path, fake_codex: FakeCodex, tmp_path: Path, step: str
+    host_env: HostEnv, socket_path: Path, tmp_path: Path, step: str, asked: str
 ) -> None:
     """The probes still running when the grace ends are killed, and unwind before the
-    helper exits: each removes its private directory (none is left for a later probe)."""
+    helper exits: each removes its private directory (none is left for a later probe).
+    With discovery's two candidates, the resolution goes on to the second's probe once
+    the first is killed: that one is killed too, and unwinds as well."""
     temporary = tmp_path / "tmp"
     temporary.mkdir(mode=0o700)
-    fake_codex.set_fault("slow_start", seconds=30, gate=str(tmp_path / "never"), step=step)
-    environment = {**host_env.env, "TMPDIR": str(temporary)}
+    fakes = []
+    for name in ("first", "second"):
+        (tmp_path / name).mkdir(mode=0o755)
+        fakes.append(install_fake_codex(tmp_path / name))
+        fakes[-1].set_fault("slow_start", seconds=30, gate=str(tmp_path / "never"), step=step)
+    path = f"{fakes[0].path.parent}:{fakes[1].path.parent}:{host_env.env['PATH']}"
+    environment = {**host_env.env, "TMPDIR": str(temporary), "PATH": path}
+    request = {"v": 1, "op": "resolve"}
+    if asked == "--codex":
+        request["codex"] = str(fakes[0].path)
     with running_helper(environment, socket_path) as helper, connect(helper.socket) as client:
-        client.sendall(
-            json.dumps({"v": 1, "op": "resolve", "codex": str(fake_codex.path)}).encode() + b"\n"
-        )
+        client.sendall(json.dumps(request).encode() + b"\n")
         first = "--version" if step == "version" else "sandbox"
-        wait_until(lambda: any(call[:1] == [first] for call in fake_codex.calls()))
+        wait_until(lambda: any(call[:1] == [first] for call in fakes[0].calls()))
         assert [p.name[:15] for p in temporary.iterdir()] == ["launcher-probe-"]
         assert helper.stop() == 0
         assert json.loads(read_line(client))["error"]["reason"] == "shutting_down"
