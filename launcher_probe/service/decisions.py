@@ -56,6 +56,17 @@ class Held:
     fingerprint: Fingerprint | None
     decided_at: float
     expires_at: float | None
+    #: The probe deadline the resolution that made it had (seconds).
+    timeout: float = DEFAULT_TIMEOUT
+
+    def answers(self, timeout: float | None) -> bool:
+        """Whether it answers a request whose probe deadline is ``timeout`` (None: the
+        default): anything but a ``probe_timeout`` reached under a shorter deadline, which
+        is the request that chose it's alone (it is not cached either)."""
+        decision = self.decision
+        wanted = DEFAULT_TIMEOUT if timeout is None else timeout
+        timed_out = isinstance(decision, Withheld) and decision.reason is Reason.PROBE_TIMEOUT
+        return not (timed_out and self.timeout < wanted)
 
     def summary(self) -> str:
         """One line naming the decision (what a change is logged as)."""
@@ -140,18 +151,18 @@ class DecisionTable:
         held = None if refresh else self.warm(key)
         if held is not None:
             return held, held.warm_answer
-        with self._lock:
-            running = None if refresh else self._running.get(key)
-            if running is None:
-                running = self._running[key] = Future()
-                owner = True
-                refresh = refresh or key in self._forgotten
-                self._forgotten.pop(key, None)
-            else:
-                owner = False
-        if not owner:
+        while True:
+            with self._lock:
+                running = None if refresh else self._running.get(key)
+                if running is None:
+                    running = self._running[key] = Future()
+                    refresh = refresh or key in self._forgotten
+                    self._forgotten.pop(key, None)
+                    break
             held = running.result()
-            return held, held.warm_answer
+            if held.answers(timeout):
+                return held, held.warm_answer
+            # Another request's shorter deadline passed: resolve with this one's.
         try:
             held = self._decide(key, refresh, DEFAULT_TIMEOUT if timeout is None else timeout)
         except BaseException as error:
@@ -175,7 +186,7 @@ class DecisionTable:
             warm = decision.replace(from_cache=True)
         fresh_answer = encode_result(decision.to_json())
         warm_answer = fresh_answer if warm is decision else encode_result(warm.to_json())
-        held = Held(decision, fresh_answer, warm_answer, fingerprint, now, expires)
+        held = Held(decision, fresh_answer, warm_answer, fingerprint, now, expires, timeout)
         with self._lock:
             self.counters["resolutions"] += 1
             if isinstance(decision, Published) and not decision.from_cache:

@@ -72,10 +72,13 @@ class Handlers:
     def answer_waited(self, request: Request, done: Future[Held]) -> bytes | None:
         """The response line to ``request`` from the finished resolution ``done`` (a warm
         hit: another request's resolution made it); None when what it rests on changed
-        since (its replay, at most ``REPLAY_INTERVAL`` old, fails): ``answer_later`` then."""
+        since (its replay, at most ``REPLAY_INTERVAL`` old, fails), or when it timed out
+        under a shorter deadline than this request's: ``answer_later`` then."""
 
         def answer() -> bytes:
             held = done.result()
+            if not held.answers(request.args.get("timeout")):
+                raise _NotWarm  # its shorter deadline passed: this request's own resolves
             if not self.table.replayed(request.args.get("codex"), held):
                 raise _NotWarm
             return result_line_from_text(held.warm_answer, request.id)
