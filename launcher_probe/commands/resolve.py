@@ -24,7 +24,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--refresh", action="store_true", help="probe again; replace the verdict")
     parser.add_argument("--no-cache", action="store_true", help="neither read nor write the cache")
     add_seconds(
-        parser, "--timeout", f"deadline of each probe, in seconds (default {DEFAULT_TIMEOUT:g})"
+        parser,
+        "--timeout",
+        f"deadline of each probe, in seconds (default {DEFAULT_TIMEOUT:g}; a shorter one "
+        "that passes is this resolve's: its probe_timeout is not cached)",
     )
     add_seconds(
         parser,

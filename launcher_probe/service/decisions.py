@@ -61,8 +61,8 @@ class Held:
 
     def answers(self, timeout: float | None) -> bool:
         """Whether it answers a request whose probe deadline is ``timeout`` (None: the
-        default): anything but a ``probe_timeout`` reached under a shorter deadline, which
-        is the request that chose it's alone (it is not cached either)."""
+        default): anything but a ``probe_timeout`` reached under a shorter deadline than
+        that, which answers only the requests that chose so short a one."""
         decision = self.decision
         wanted = DEFAULT_TIMEOUT if timeout is None else timeout
         timed_out = isinstance(decision, Withheld) and decision.reason is Reason.PROBE_TIMEOUT

@@ -374,11 +374,8 @@ class Server:
         # whatever runs is killed again, until the pools are idle or UNWIND has passed (a
         # job waiting for another process's lock does not end so soon).
         unwound_by = time.monotonic() + UNWIND
-        while self.workers.busy or self.background.busy:
+        while (self.workers.busy or self.background.busy) and time.monotonic() < unwound_by:
             _kill_children()
-            left = unwound_by - time.monotonic()
-            if left <= 0:
-                break
             for pool in (self.workers, self.background):
                 pool.wait_idle(min(KILL_AGAIN, max(0.0, unwound_by - time.monotonic())))
 

@@ -100,14 +100,14 @@ def test_a_request_that_waited_for_a_resolution_is_resolved_again_after_a_change
 def test_a_request_joining_a_resolution_that_timed_out_sooner_resolves_with_its_own_deadline(
     helper: Helper, fake_codex: FakeCodex, tmp_path: Path
 ) -> None:
-    """One client asks with a 0.5 s deadline; another, with the default, joins its
+    """One client asks with a 2 s deadline; another, with the default, joins its
     resolution. The first gets its ``probe_timeout``; the second is not answered with a
     deadline it did not choose: it resolves with its own, and its probe passes."""
     gate = tmp_path / "gate"
     fake_codex.set_fault("slow_start", seconds=60, gate=str(gate), step="version")
     asked = {"v": 1, "op": "resolve", "codex": str(fake_codex.path)}
     with connect(helper.socket) as hasty, connect(helper.socket) as patient:
-        hasty.sendall(json.dumps({**asked, "timeout": 0.5}).encode() + b"\n")
+        hasty.sendall(json.dumps({**asked, "timeout": 2}).encode() + b"\n")
         wait_until(lambda: fake_codex.probe_count() == 1)  # the hasty resolution probes
         patient.sendall(json.dumps(asked).encode() + b"\n")
         first = json.loads(read_line(hasty))

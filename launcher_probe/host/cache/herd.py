@@ -52,8 +52,7 @@ class Claim:
 
     def __init__(self, fd: int) -> None:
         self.fd = fd
-        found = os.fstat(fd)
-        self.key = (found.st_dev, found.st_ino)
+        self.key = _file_key(os.fstat(fd))
         with _CLAIMED_LOCK:
             _CLAIMED[self.key] = _CLAIMED.get(self.key, 0) + 1
 
@@ -69,9 +68,14 @@ class Claim:
             self.fd = -1
 
 
+def _file_key(found: os.stat_result) -> tuple[int, int]:
+    """A lock file's key in this process's registries: its device and inode."""
+    return found.st_dev, found.st_ino
+
+
 def claimed_here(found: os.stat_result) -> bool:
     """Whether this process claims the lock file ``found`` describes (see ``_CLAIMED``)."""
-    return (found.st_dev, found.st_ino) in _CLAIMED
+    return _file_key(found) in _CLAIMED
 
 
 def _claimed(fd: int) -> bool:
@@ -119,8 +123,7 @@ def _gone_in_time(fd: int, timeout: float) -> bool:
     thread waits on the same file already, that one's end. A late close also ends any
     claim this process took on the file meanwhile: a claim lost, which costs its waiters a
     slow path, never a second probe."""
-    found = os.fstat(fd)
-    key = (found.st_dev, found.st_ino)
+    key = _file_key(os.fstat(fd))
     with _WAITS_LOCK:
         wait = _WAITS.get(key)
         if wait is None:
