@@ -30,7 +30,7 @@ from launcher_probe.doctor.fixes import (
 from launcher_probe.doctor.servers import ServerConfig
 from launcher_probe.fd_io import write_all
 from launcher_probe.host.probe.bounded_run import Step, start_step
-from launcher_probe.host.probe.supervisor_client import NotReady, Supervisor
+from launcher_probe.host.probe.supervisor_client import SUPERVISOR_LATE, NotReady, Supervisor
 
 #: The MCP revision doctor speaks; a server answers with the one it picks.
 PROTOCOL_VERSION = "2025-06-18"
@@ -79,8 +79,7 @@ def check_server(server: ServerConfig, *, timeout: float = CHECK_TIMEOUT) -> dic
             cwd = os.path.join(os.getcwd(), server.cwd or "")  # as it is, if absolute
             step = start_step(supervisor, supervised, argv, env, cwd, stdin=True)
         except NotReady:
-            detail = "the process supervisor did not start before the deadline"
-            return {**result, "problem": SERVER_NOT_STARTED, "detail": detail}
+            return {**result, "problem": SERVER_NOT_STARTED, "detail": SUPERVISOR_LATE}
         except (OSError, ValueError, subprocess.SubprocessError) as error:
             detail = f"cannot start {server.command}: {getattr(error, 'strerror', None) or error}"
             return {**result, "problem": SERVER_NOT_STARTED, "detail": detail}

@@ -23,7 +23,7 @@ import subprocess
 import time
 from collections.abc import Iterable, Mapping, Sequence
 
-from launcher_probe.host.probe.supervisor_client import NotReady, SupervisedStep, Supervisor
+from launcher_probe.host.probe.supervisor_client import SupervisedStep, Supervisor
 from launcher_probe.host.probe.tree_kill import kill_group, kill_pipe_writers, kill_tree, open_pidfd
 from launcher_probe.value import Value
 
@@ -187,13 +187,11 @@ def run_bounded(
     """Run ``argv`` until it exits or ``time.monotonic()`` reaches ``deadline``, below
     ``supervisor`` (without one, below a supervisor of its own).
 
-    Raises OSError when the child cannot be spawned.
+    Raises OSError when the child cannot be spawned; NotReady when the supervisor is not
+    ready by ``deadline`` (the child never ran).
     """
     with contextlib.nullcontext(supervisor) if supervisor else Supervisor() as chosen:
-        try:
-            supervised = chosen.start(deadline)
-        except NotReady:
-            return Finished(None, Captured(b"", 0), Captured(b"", 0))
+        supervised = chosen.start(deadline)
         return _drive(start_step(chosen, supervised, argv, env, cwd), deadline, limit)
 
 

@@ -27,7 +27,7 @@ from launcher_probe.host.probe.bounded_run import Captured, Finished, run_bounde
 from launcher_probe.host.probe.exec_failure import exec_failure
 from launcher_probe.host.probe.private_dir import private_directory
 from launcher_probe.host.probe.sandbox_failure import sandbox_failure, stderr_gist
-from launcher_probe.host.probe.supervisor_client import Supervisor
+from launcher_probe.host.probe.supervisor_client import SUPERVISOR_LATE, NotReady, Supervisor
 from launcher_probe.host.probe_result import DEFAULT_TIMEOUT, ProbeLevel, ProbeResult, ProbeStep
 from launcher_probe.json_core import dumps
 from launcher_probe.value import Value
@@ -134,6 +134,10 @@ class _Probe:
                 deadline=self.deadline,
                 supervisor=self.supervisor,
             )
+        except NotReady as error:  # the host could not start an interpreter in time
+            self.steps.append(ProbeStep(name, argv, None, "", ""))
+            detail = f"{name}: {SUPERVISOR_LATE}; the binary was not run"
+            raise _Failed(Reason.SPAWN_FAILED, detail, transient=True) from error
         except OSError as error:
             self.steps.append(ProbeStep(name, argv, None, "", ""))
             transient = error.errno in TRANSIENT_ERRNOS

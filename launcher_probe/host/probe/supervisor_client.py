@@ -64,6 +64,10 @@ class _Launch:
         self.over = False
 
 
+#: What a caller says when the supervisor was not ready by its deadline (``NotReady``).
+SUPERVISOR_LATE = "the process supervisor did not start before the deadline"
+
+
 class NotReady(Exception):
     """The supervisor did not start before the step's deadline."""
 

@@ -164,6 +164,24 @@ def test_a_hang_is_killed_at_the_deadline_with_its_whole_tree(fake_codex: FakeCo
     assert not workspace_of(result.steps[-1]).exists(), "the private directories are removed"
 
 
+def test_a_supervisor_not_started_by_the_deadline_is_a_transient_spawn_failure(
+    fake_codex: FakeCodex,
+) -> None:
+    """The deadline passes before the probe's supervisor is ready (a host too loaded to
+    start an interpreter in time; here a deadline no interpreter starts within): the binary
+    never ran, so nothing is known of it. Not a ``probe_timeout`` of the binary (stored for
+    every process), and the late supervisor is not left running."""
+    children_before = {child.pid for child in psutil.Process().children(recursive=True)}
+    result = probe(fake_codex, timeout=0.001)
+    assert (result.ok, result.reason, result.transient) == (False, Reason.SPAWN_FAILED, True)
+    assert "supervisor did not start before the deadline" in result.detail
+    assert "the binary was not run" in result.detail
+    assert [(step.name, step.exit_status) for step in result.steps] == [("identity", None)]
+    assert fake_codex.calls() == []
+    late = [c for c in psutil.Process().children(recursive=True) if c.pid not in children_before]
+    assert all(dies_soon(child.pid) for child in late)
+
+
 def test_no_file_descriptor_is_left_open(fake_codex: FakeCodex) -> None:
     before = sorted(os.listdir("/proc/self/fd"))
     assert probe(fake_codex).ok
