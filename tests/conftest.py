@@ -143,9 +143,15 @@ def _fetched(script: str, *args: str, skipped: str) -> Path:
 
 
 @pytest.fixture(scope="session")
-def real_codex(codex_version: str) -> Path:
-    """The native binary of the real Codex CLI ``codex_version``, from scripts/fetch-codex."""
-    return _fetched("fetch-codex", codex_version, skipped="REAL CODEX CLI TESTS SKIPPED")
+def real_codex(codex_version: str) -> Iterator[Path]:
+    """The native binary of the real Codex CLI ``codex_version``, from scripts/fetch-codex,
+    left as fetched: it is the file ``scripts/run`` has the user export, so a test that
+    linked, touched or chmodded it would make their cached verdict stale (tests change a
+    copy of it instead)."""
+    path = _fetched("fetch-codex", codex_version, skipped="REAL CODEX CLI TESTS SKIPPED")
+    before = path.stat().st_ctime_ns
+    yield path
+    assert path.stat().st_ctime_ns == before, f"a test changed {path} (its ctime): copy it"
 
 
 @pytest.fixture(scope="session")

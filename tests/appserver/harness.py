@@ -16,9 +16,10 @@ import secrets
 import select
 import subprocess
 import sys
+import tempfile
 import warnings
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -114,7 +115,7 @@ def recorded_example(records: Path) -> list[str]:
     return [sys.executable, str(HERE / "recording_server.py"), str(records), EXAMPLE_MODULE]
 
 
-def _config(port: int, mark: str, server_argv: list[str]) -> str:
+def _config(port: int, mark: str, server_argv: list[str], runtime: Path) -> str:
     command, *server_args = server_argv
     return f"""\
 model = "mock-model"
@@ -133,14 +134,29 @@ stream_max_retries = 0
 command = {json.dumps(command)}
 args = {json.dumps(server_args)}
 default_tools_approval_mode = "approve"
-env = {{ {RUN_MARK} = "{mark}" }}
+env = {{ {RUN_MARK} = "{mark}", XDG_RUNTIME_DIR = {json.dumps(str(runtime))} }}
 """
 
 
 @contextmanager
-def app_server(codex: Path, tmp: Path, server_argv: list[str] | None = None) -> Iterator[AppServer]:
+def app_server(
+    codex: Path, tmp: Path, server_argv: list[str] | None = None, runtime: Path | None = None
+) -> Iterator[AppServer]:
     """The mock and an initialized app-server; both ended and reaped on exit. The MCP
-    server is ``server_argv`` (default: the recorded example server, ``recorded_example``)."""
+    server is ``server_argv`` (default: the recorded example server, ``recorded_example``);
+    its ``XDG_RUNTIME_DIR`` is ``runtime`` (default: a private one, removed on exit), as
+    Codex passes a server a few variables only: without one, a ``launcher-probe`` there
+    would ask the helper of the user's own."""
+    with ExitStack() as stack:
+        if runtime is None:
+            runtime = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="lp-run-")))
+        yield stack.enter_context(_app_server(codex, tmp, server_argv, runtime))
+
+
+@contextmanager
+def _app_server(
+    codex: Path, tmp: Path, server_argv: list[str] | None, runtime: Path
+) -> Iterator[AppServer]:
     isolated, why_not = isolation()
     if not isolated:
         warnings.warn(f"codex app-server runs WITHOUT network isolation: {why_not}", stacklevel=3)
@@ -169,7 +185,7 @@ def app_server(codex: Path, tmp: Path, server_argv: list[str] | None = None) -> 
         assert ready, f"the Responses mock did not start within {STEP_TIMEOUT:g} s"
         port = json.loads(mock.stdout.readline())["port"]
         argv = recorded_example(records) if server_argv is None else server_argv
-        (codex_home / "config.toml").write_text(_config(port, mark, argv))
+        (codex_home / "config.toml").write_text(_config(port, mark, argv, runtime))
         join = ["nsenter", f"--net=/proc/{mock.pid}/ns/net", "--"] if isolated else []
         client = AppServerClient(
             [*join, str(codex), "app-server"], env=env, cwd=workspace, errlog=tmp / "app-server.err"

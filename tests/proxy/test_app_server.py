@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -21,6 +22,7 @@ from tests.appserver.harness import HERE, app_server, marked_processes, recorded
 from tests.appserver.test_app_server import assert_meta_is_injectors
 from tests.conftest import HostEnv
 from tests.processes import dies_soon
+from tests.service.helper import running_helper
 
 pytestmark = pytest.mark.real_codex
 
@@ -53,10 +55,15 @@ class Run(NamedTuple):
 
 
 def _through_proxy(
-    real_codex: Path, tmp_path: Path, command: list[str], *options: str
+    real_codex: Path,
+    tmp_path: Path,
+    command: list[str],
+    *options: str,
+    runtime: Path | None = None,
 ) -> tuple[Run, list[int]]:
     """A read-only thread's turn running ``command`` through ``proxy OPTIONS`` (the
-    workspace-write policy) to the example server; also what is left marked after it."""
+    workspace-write policy) to the example server (its runtime directory ``runtime``, see
+    ``app_server``); also what is left marked after it."""
     tmp = tmp_path / "app-server"
     outer, inner = tmp_path / "outer", tmp_path / "inner"
     outer.mkdir()
@@ -66,7 +73,7 @@ def _through_proxy(
     proxy += ["--sandbox", "workspace-write", *options, "--"]
     argv = [sys.executable, str(HERE / "recording_server.py"), str(outer), *proxy]
     argv += recorded_example(inner)
-    with app_server(real_codex, tmp, argv) as server:
+    with app_server(real_codex, tmp, argv, runtime) as server:
         thread = server.start_thread("read-only")
         server.call_run(thread, command)
         sent = tools_call(outer)
@@ -111,3 +118,18 @@ def test_without_trusting_the_host_codexs_call_is_refused_and_nothing_runs(
     assert b'"tools/call"' not in record.read_bytes()  # the server never got it
     assert not (run.workspace / "inside.txt").exists()
     assert all(dies_soon(pid) for pid in run.started)
+
+
+def test_the_proxy_asks_the_helper_of_the_servers_runtime_dir_not_the_users(
+    host_env: HostEnv, real_codex: Path, tmp_path: Path
+) -> None:
+    """The harness names the MCP server's runtime directory, so a proxy under Codex asks
+    the helper there (``--via auto``), and ``scripts/test`` never reaches a helper of the
+    user's own (the default runtime directory's), nor writes to its verdict cache."""
+    with tempfile.TemporaryDirectory(prefix="lp-run-") as made:  # short: a socket's path
+        runtime = Path(made)
+        socket = runtime / "launcher-probe" / "launcher-probe.sock"
+        with running_helper(host_env.env, socket) as helper:
+            _through_proxy(real_codex, tmp_path, ["true"], "--trust-host-state", runtime=runtime)
+            counters = helper.ask({"v": 1, "op": "status"})["result"]["counters"]
+    assert counters["resolutions"] == 1, counters

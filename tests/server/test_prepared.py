@@ -7,6 +7,7 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -67,17 +68,18 @@ def test_a_symlink_retargeted_after_the_check_does_not_change_what_runs(
 
 
 @pytest.fixture
-def copied_codex(real_codex: Path, tmp_path: Path) -> Path:
-    """The real CLI's layout in a directory a test may change: the binary (a hard link)
-    in ``bin/`` and the bundled bubblewrap in ``codex-resources/``."""
+def copied_codex(real_codex: Path, tmp_path: Path) -> Iterator[Path]:
+    """The real CLI's layout in a directory a test may change: a copy of the binary in
+    ``bin/`` (a hard link would change the fetched file's ctime) and the bundled bubblewrap
+    in ``codex-resources/``; the copy (300 MB) is removed afterwards."""
     package = tmp_path / "package"
     (package / "bin").mkdir(mode=0o755, parents=True)
     (package / "codex-resources").mkdir(mode=0o755)
     shutil.copy2(
         real_codex.parent.parent / "codex-resources" / "bwrap", package / "codex-resources"
     )
-    os.link(real_codex, package / "bin" / "codex")
-    return package / "bin" / "codex"
+    yield Path(shutil.copy2(real_codex, package / "bin" / "codex"))
+    shutil.rmtree(package / "bin")
 
 
 def test_a_binary_renamed_over_after_the_check_is_never_run(
