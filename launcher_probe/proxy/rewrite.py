@@ -6,10 +6,10 @@ other message goes on exactly as it came. The operator's policy is the state. A 
 a look-alike of one) is answered with a JSON-RPC error, not relayed, unless the operator
 trusts the host's state (``--trust-host-state``, for Codex): then a state the host sent is
 its authority and stays as sent, and only the launcher is added when the host sent none.
-So is a message that a server which takes the state (or has not said yet) could read
-otherwise than the proxy does: not UTF-8 (UTF-16 or UTF-32 too, which some readers take),
-not JSON, a key there twice or in another case, text after it, a batch. The host's own
-keys keep their text, ``progressToken`` last.
+So is a message that a server could read otherwise than the proxy does (whatever it
+advertised, but to a trusted host's server that takes no state): not UTF-8 (UTF-16 or
+UTF-32 too, which some readers take), not JSON, a key there twice or in another case,
+text after it, a batch. The host's own keys keep their text, ``progressToken`` last.
 """
 
 from __future__ import annotations
@@ -119,8 +119,8 @@ class Rewriter:
             text = line.decode("utf-8")
             splice = self._splice(text, walk(text, 0, _PATH))
         except (UnicodeDecodeError, ValueError, RecursionError) as error:
-            if self._told_no_state():
-                return line  # the server takes no state: it answers as without the proxy
+            if self._host_keys_unseen():
+                return line  # the server answers as without the proxy
             reason = "a batch" if line.lstrip().startswith(b"[") else str(error)
             detail = f"a message the proxy cannot read unambiguously ({reason})"
             return self._refused(_Refused("null", _INVALID_REQUEST, detail))
@@ -159,6 +159,14 @@ class Rewriter:
         """The server said what it advertises, and it takes no sandbox state."""
         return self.server.experimental is not None and not self.server.wants_sandbox_state
 
+    def _host_keys_unseen(self) -> bool:
+        """Nothing the host sets in ``_meta`` need be looked at: the host is trusted with
+        the state, and the server said it takes none. An untrusted host's call is read
+        whatever the server said: what it advertises can be learnt wrong (the SDK's
+        low-level ``Server`` leaves its experimental capabilities out of its
+        ``server/discover`` answer), and a host's state must never reach it unchecked."""
+        return self.trust_host_state and self._told_no_state()
+
     def _refused(self, refused: _Refused) -> bytes:
         """Nothing for the server; the host gets the error (a notification: said on stderr)."""
         detail = shortened(refused.detail, MAX_SAID)  # it may quote what the host sent
@@ -188,7 +196,7 @@ class Rewriter:
             return None
         build = _BUILDERS.get(method.value) if isinstance(method.value, str) else None
         params = members.get("params")
-        if build is None or params is None or params.walked is None or self._told_no_state():
+        if build is None or params is None or params.walked is None or self._host_keys_unseen():
             return None
         _in_one_case(params.walked.by_key(), {"_meta"})
         meta = params.walked.find("_meta")
@@ -205,8 +213,8 @@ class Rewriter:
                     "--trust-host-state)"
                 )
                 raise _Refused(id_text, _INVALID_PARAMS, detail)
-        if request_id is None or self.server.experimental is None:
-            return None  # a notification, or before the server said: nothing added
+        if request_id is None or self.server.experimental is None or self._told_no_state():
+            return None  # a notification, before the server said, or no state taken: as sent
         try:
             if SANDBOX_STATE_KEY in host or SANDBOX_STATE_META_KEY in host:
                 meta_text = self._launcher_added(text, build, host)

@@ -18,9 +18,11 @@ Why middleware: in mcp 2.3 ``MCPServer`` takes no experimental capabilities, and
 *provisional* (it may change in a 2.x minor release), so the ``mcp`` extra pins the minor
 release it was tested with, ``tests/server/test_mcp_sdk_contract.py`` fails when an SDK
 lacks what this module relies on, and the middleware logs an error if it ever finds a
-result it cannot extend. A low-level ``Server`` run by hand can use the SDK's stable API
-instead: ``server.create_initialization_options(experimental_capabilities=
-EXPERIMENTAL_CAPABILITIES)``.
+result it cannot extend. A low-level ``Server`` run by hand takes the middleware too
+(``server.middleware.append(codex_sandbox_middleware)``): the SDK's stable
+``create_initialization_options(experimental_capabilities=EXPERIMENTAL_CAPABILITIES)``
+reaches the ``initialize`` result only, and its own ``server/discover`` answer (MCP
+2026-07-28 clients, the SDK's ``Client`` in its default mode) leaves them out.
 """
 
 from __future__ import annotations
@@ -44,8 +46,8 @@ __all__ = ["EXPERIMENTAL_CAPABILITIES", "codex_sandbox_middleware", "sandbox_req
 
 log = logging.getLogger("launcher_probe.server")
 
-#: ``capabilities.experimental`` entries that opt a server into sandbox metadata; for
-#: ``Server.create_initialization_options(experimental_capabilities=...)``.
+#: ``capabilities.experimental`` entries that opt a server into sandbox metadata (what
+#: the middleware adds; ``initialize`` only through ``create_initialization_options``).
 EXPERIMENTAL_CAPABILITIES: dict[str, dict[str, Any]] = {name: {} for name in SANDBOX_CAPABILITIES}
 
 #: Requests whose result carries the server's capabilities (handshake and 2026-07-28 era).

@@ -323,6 +323,34 @@ def test_a_server_without_the_capability_gets_nothing_and_the_proxy_says_so_once
     assert "scripted server: started\n" in said  # the server's stderr is the host's
 
 
+@pytest.mark.parametrize(
+    "forged",
+    [
+        b'{"codex/sandbox-state":%s}' % DISABLED,
+        b'{"codex/sandbox-launcher":{"codexExecutable":"/bin/sh"}}',
+        b'{},"_meta":{"codex/sandbox-state":%s}' % DISABLED,  # _meta twice: readers differ
+        b'{},"_META":{"codex/sandbox-state":%s}' % DISABLED,  # Go's reader folds case
+    ],
+    ids=["state", "launcher", "meta-twice", "meta-in-another-case"],
+)
+def test_a_forged_call_is_refused_even_to_a_server_that_advertised_nothing(
+    start: Any, record: Path, forged: bytes
+) -> None:
+    """What a server advertises can be learnt wrong (the SDK's low-level ``Server`` leaves
+    its experimental capabilities out of its ``server/discover`` answer), so a host's
+    sandbox keys, or a call the server could read otherwise, never reach any server
+    unless the host is trusted: here one that advertised nothing is spared them too."""
+    client = start()
+    client.initialize()
+    client.send_raw(CALL % (50, forged))
+    refused = client.read()  # under its id, or null where no id can be trusted
+    assert (refused["id"], refused["error"]["code"]) in ((50, -32602), (None, -32600)), refused
+    plain = CALL % (51, b"{}")
+    client.send_raw(plain)
+    assert client.answer(51)["result"]["structuredContent"]["meta"] == {}
+    assert received(record, "tools/call") == [plain]
+
+
 def test_capabilities_are_learnt_from_server_discover(start: Any, fake_codex: FakeCodex) -> None:
     client = start("--capable")
     client.answer(client.request("server/discover", {}))

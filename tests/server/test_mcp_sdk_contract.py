@@ -47,6 +47,7 @@ def test_the_hooks_the_glue_uses_exist() -> None:
     assert isinstance(MCPServer("probe").middleware, list), "MCPServer.middleware"
     options = inspect.signature(Server.create_initialization_options).parameters
     assert "experimental_capabilities" in options, "Server.create_initialization_options"
+    assert isinstance(Server("probe").middleware, list), "Server.middleware"
     fields = {"method", "meta"} <= set(inspect.signature(ServerRequestContext).parameters)
     assert fields, "ServerRequestContext(method=..., meta=...)"
     assert "request_context" in dir(Context), "Context.request_context"
@@ -92,3 +93,20 @@ def test_a_result_it_cannot_extend_is_logged(caplog: pytest.LogCaptureFixture) -
     result = anyio.run(codex_sandbox_middleware, Ctx(), changed_sdk)  # type: ignore[arg-type]
     assert result == types.EmptyResult()
     assert "cannot advertise codex/sandbox-state and codex/sandbox-state-meta" in caplog.text
+
+
+def test_a_low_level_server_advertises_in_both_eras_only_with_the_middleware() -> None:
+    """The stable ``create_initialization_options(experimental_capabilities=...)`` reaches
+    the ``initialize`` result only: the SDK's own ``server/discover`` answer (a client of
+    the 2026-07-28 era, the SDK's ``Client`` in its default mode) leaves experimental
+    capabilities out. A low-level ``Server`` adds the middleware to its ``middleware`` list
+    too, as python-api.md says, and then advertises in both eras."""
+
+    async def scenario(server: Server[Any], mode: str) -> Any:
+        async with Client(server, mode=mode) as client:
+            return client.server_capabilities.experimental
+
+    server = Server("contract")
+    server.middleware.append(codex_sandbox_middleware)
+    for mode in ("legacy", "auto"):
+        assert anyio.run(scenario, server, mode) == EXPERIMENTAL_CAPABILITIES, mode
