@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from _thread import allocate_lock
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, TypeGuard
 
 from launcher_probe.contract import SANDBOX_CAPABILITIES
 
@@ -29,7 +29,7 @@ class ServerCapabilities:
 
     def __init__(self, on_learnt: Callable[[ServerCapabilities], None]) -> None:
         self.experimental: Mapping[str, Any] | None = None
-        self._awaited: list[str | int] = []
+        self._awaited: list[str | int | float] = []
         self._lock = allocate_lock()
         self._on_learnt = on_learnt
 
@@ -39,7 +39,7 @@ class ServerCapabilities:
 
     def expect(self, request_id: object) -> None:
         """The host sent a discovery request with this id: look at its answer."""
-        if isinstance(request_id, bool) or not isinstance(request_id, str | int):
+        if not _an_id(request_id):
             return
         with self._lock:
             self._awaited.append(request_id)
@@ -53,7 +53,7 @@ class ServerCapabilities:
     def awaits(self, request_id: object) -> bool:
         """A discovery request with this id is still unanswered (another request of the
         host's under it could have its answer taken for the discovery's)."""
-        if isinstance(request_id, bool) or not isinstance(request_id, str | int):
+        if not _an_id(request_id):
             return False
         with self._lock:
             return request_id in self._awaited
@@ -83,6 +83,13 @@ class ServerCapabilities:
         self.experimental = learnt
         self._on_learnt(self)
         return line
+
+
+def _an_id(request_id: object) -> TypeGuard[str | int | float]:
+    """Whether ``request_id`` is a JSON-RPC id that can be awaited: a string or a number.
+    JSON has one kind of number, so ``1.0`` is the id ``1`` (``1.0 == 1`` here too, and a
+    JavaScript server answers it as ``1``)."""
+    return not isinstance(request_id, bool) and isinstance(request_id, str | int | float)
 
 
 def _advertises_state(experimental: Mapping[str, Any] | None) -> bool:

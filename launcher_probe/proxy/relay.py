@@ -15,6 +15,7 @@ import gc
 import os
 import signal
 import threading
+from collections import deque
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, suppress
 
@@ -35,18 +36,69 @@ _STDIN, _STDOUT = 0, 1
 #: The host's stdout has two writers: the server-to-host relay, and the proxy answering a
 #: request it refuses (``answer_host``); each writes whole messages, one at a time.
 _HOST_OUT = threading.Lock()
+#: The most bytes of the proxy's own answers that wait for a host that reads nothing (some
+#: 800 refusals); an answer past them is dropped.
+MAX_PENDING_ANSWERS = 1 << 20
 
 
-def answer_host(message: bytes) -> None:
-    """Write ``message`` (whole lines) to the host between the server's messages; dropped
-    when the host has stopped reading."""
-    with _HOST_OUT, suppress(OSError):
-        write_all(_STDOUT, message)
+class _Answers:
+    """The proxy's own answers to the host, written by a thread of their own between two of
+    the server's messages: the host-to-server relay only hands them on, so a host that has
+    stopped reading never holds it up (the end of its stdin still reaches the server)."""
+
+    def __init__(self) -> None:
+        self._pending: deque[bytes] = deque()
+        self._size = 0  # of what is pending or being written
+        self._changed = threading.Condition()
+        self._writer: threading.Thread | None = None
+
+    def put(self, message: bytes) -> bool:
+        """Hand ``message`` (whole lines) on; False when it is dropped: more than
+        ``MAX_PENDING_ANSWERS`` bytes would wait."""
+        with self._changed:
+            if self._size + len(message) > MAX_PENDING_ANSWERS:
+                return False
+            self._pending.append(message)
+            self._size += len(message)
+            if self._writer is None:
+                self._writer = threading.Thread(
+                    target=self._write, name="answers-to-host", daemon=True
+                )
+                self._writer.start()
+            self._changed.notify_all()
+        return True
+
+    def settle(self, timeout: float) -> None:
+        """Wait up to ``timeout`` seconds for what is pending to be written."""
+        with self._changed:
+            self._changed.wait_for(lambda: not self._size, timeout)
+
+    def _write(self) -> None:
+        while True:
+            with self._changed:
+                self._changed.wait_for(lambda: self._pending)
+                message = self._pending.popleft()
+            with _HOST_OUT, suppress(OSError):  # a host that stopped reading drops it
+                write_all(_STDOUT, message)
+            with self._changed:
+                self._size -= len(message)
+                self._changed.notify_all()
+
+
+_ANSWERS = _Answers()
+
+
+def answer_host(message: bytes) -> bool:
+    """Send ``message`` (whole lines) to the host between the server's messages, without
+    waiting for it to be written; False when it is dropped (the host has read none of the
+    proxy's last ``MAX_PENDING_ANSWERS`` bytes)."""
+    return _ANSWERS.put(message)
 
 
 def _close_stdout() -> None:
-    """Close the host's stdout (it sees the end), keeping fd 1 taken (by /dev/null), between
-    two of the proxy's own answers."""
+    """Close the host's stdout (it sees the end), keeping fd 1 taken (by /dev/null), after
+    the proxy's own answers still pending (for ``_DRAIN_TIMEOUT`` at most)."""
+    _ANSWERS.settle(_DRAIN_TIMEOUT)
     null = os.open(os.devnull, os.O_WRONLY)
     with _HOST_OUT:
         os.dup2(null, _STDOUT)

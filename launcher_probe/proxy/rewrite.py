@@ -22,6 +22,7 @@ from launcher_probe.contract import (
     SANDBOX_LAUNCHER_KEY,
     SANDBOX_STATE_KEY,
     SANDBOX_STATE_META_KEY,
+    SANDBOX_STATE_UPDATE_METHOD,
     Reason,
 )
 from launcher_probe.errors import InputRejected
@@ -49,7 +50,7 @@ _STATE_KEYS = (SANDBOX_STATE_KEY, SANDBOX_STATE_META_KEY)
 _MARKERS = (
     *(
         spelling
-        for name in (*_BUILDERS, *DISCOVERY_METHODS)
+        for name in (*_BUILDERS, *DISCOVERY_METHODS, SANDBOX_STATE_UPDATE_METHOD)
         for spelling in {name.encode(), name.replace("/", "\\/").encode()}
     ),
     b"\\u",
@@ -57,6 +58,11 @@ _MARKERS = (
 #: The members a reader takes the request from; one in another case (``PARAMS``) is read
 #: as the member itself by some (Go's encoding/json), so a message holding one is refused.
 _MESSAGE_NAMES = {"jsonrpc", "id", "method", "params"}
+#: Why a host's own state is refused (said after what set it).
+_POLICY_IS_THE_STATE = (
+    "the operator's policy is the state through this proxy (a host that sets it, such as "
+    "Codex, is trusted with --trust-host-state)"
+)
 #: JSON-RPC's codes for an invalid request and invalid params.
 _INVALID_REQUEST, _INVALID_PARAMS = -32600, -32602
 _INFINITY = float("inf")
@@ -87,7 +93,8 @@ class _Refused(Exception):
 
 class Rewriter:
     """``from_host``: one message from the host, as the server is to receive it (nothing,
-    when the proxy answers it itself through ``answer``)."""
+    when the proxy answers it itself through ``answer``, which says False when it dropped
+    the answer)."""
 
     def __init__(
         self,
@@ -96,7 +103,7 @@ class Rewriter:
         policy_state: SandboxState,
         notes: Notes,
         *,
-        answer: Callable[[bytes], None],
+        answer: Callable[[bytes], bool],
         trust_host_state: bool = False,
     ) -> None:
         self.server = server
@@ -177,7 +184,9 @@ class Rewriter:
         self.notes.once(f"a request {said}")
         message = json.dumps(f"launcher-probe proxy: {detail}", ensure_ascii=False)
         error = f'{{"code":{refused.code},"message":{message}}}'
-        self.answer(f'{{"jsonrpc":"2.0","id":{refused.id_text},"error":{error}}}\n'.encode())
+        answer = f'{{"jsonrpc":"2.0","id":{refused.id_text},"error":{error}}}\n'
+        if not self.answer(answer.encode()):
+            self.notes.once("the host reads none of the proxy's answers: one was dropped")
         return b""
 
     def _splice(self, text: str, message: Walked) -> _Splice | None:
@@ -194,6 +203,10 @@ class Rewriter:
             if request_id is not None:
                 self.server.expect(request_id.value)
             return None
+        if method.value == SANDBOX_STATE_UPDATE_METHOD and not self.trust_host_state:
+            id_text = None if request_id is None else _id_text(text, request_id)
+            detail = f"{SANDBOX_STATE_UPDATE_METHOD} sets the state: {_POLICY_IS_THE_STATE}"
+            raise _Refused(id_text, _INVALID_PARAMS, detail)
         build = _BUILDERS.get(method.value) if isinstance(method.value, str) else None
         params = members.get("params")
         if build is None or params is None or params.walked is None or self._host_keys_unseen():
@@ -207,11 +220,7 @@ class Rewriter:
         if not self.trust_host_state:
             named = sandbox_key_set(host)
             if named is not None:
-                detail = (
-                    f"its _meta sets {named}: the operator's policy is the state through "
-                    "this proxy (a host that sets it, such as Codex, is trusted with "
-                    "--trust-host-state)"
-                )
+                detail = f"its _meta sets {named}: {_POLICY_IS_THE_STATE}"
                 raise _Refused(id_text, _INVALID_PARAMS, detail)
         if request_id is None or self.server.experimental is None or self._told_no_state():
             return None  # a notification, before the server said, or no state taken: as sent

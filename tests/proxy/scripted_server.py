@@ -157,7 +157,7 @@ def main() -> None:
         elif method == "resources/read":
             meta = (request.get("params") or {}).get("_meta")
             send({"id": request["id"], "result": {"contents": [], "meta": meta}})
-        elif method == "ping":
+        elif method in ("ping", "codex/sandbox-state/update") and "id" in request:
             send({"id": request["id"], "result": {}})
         elif method == "notifications/cancelled":
             cancelled = request["params"]["requestId"]

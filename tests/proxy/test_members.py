@@ -4,6 +4,7 @@ splice changes ``_meta`` alone, keeping every other part of the message."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 from hypothesis import given, settings
@@ -101,8 +102,18 @@ def test_the_splice_changes_meta_alone(
     assert got == message
 
 
-def _unexpected(message: bytes) -> None:
+def _unexpected(message: bytes) -> bool:
     raise AssertionError(f"the proxy answered {message!r}")
+
+
+def _kept(answers: list[bytes]) -> Callable[[bytes], bool]:
+    """An ``answer`` for a Rewriter that keeps what the proxy answers in ``answers``."""
+
+    def answer(message: bytes) -> bool:
+        answers.append(message)
+        return True
+
+    return answer
 
 
 def test_a_look_alike_of_a_sandbox_key_is_refused_with_an_error() -> None:
@@ -115,7 +126,7 @@ def test_a_look_alike_of_a_sandbox_key_is_refused_with_an_error() -> None:
         BoundLauncher(withheld, lambda: withheld),
         Policy().state(),
         Notes(),
-        answer=answers.append,
+        answer=_kept(answers),
     )
     line = (
         b'{"jsonrpc":"2.0","id":"a1","method":"tools/call",'
@@ -142,7 +153,7 @@ def test_the_hosts_keys_checked_once_give_each_call_what_a_fresh_check_gives() -
 
     def rewriter() -> Rewriter:
         launcher = BoundLauncher(withheld, lambda: withheld)
-        return Rewriter(capabilities, launcher, Policy().state(), Notes(), answer=answers.append)
+        return Rewriter(capabilities, launcher, Policy().state(), Notes(), answer=_kept(answers))
 
     kept = rewriter()
     for number in range(3):

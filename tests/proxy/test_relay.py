@@ -464,6 +464,30 @@ def test_a_server_that_ignores_stdin_end_is_killed_after_the_grace(
     assert dies_soon(daemon)
 
 
+def unread(fd: int) -> int:
+    """How many bytes wait unread in the pipe ``fd`` reads."""
+    import fcntl
+    import struct
+    import termios
+
+    return int(struct.unpack("i", fcntl.ioctl(fd, termios.FIONREAD, b"\0" * 4))[0])
+
+
+def test_stdin_end_reaches_the_server_while_the_host_reads_nothing_and_a_call_was_refused(
+    start: Any,
+) -> None:
+    """The host stops reading while the server floods it, so the server-to-host relay waits
+    on the host's stdout; a call the proxy refuses then must not wait behind it: the host's
+    stdin end still reaches the server, and the grace period still ends it."""
+    client = start("--capable", options=("--grace", "0.2"))
+    client.initialize()
+    client.call("notify", {"count": 200_000})  # some 18 MB: more than the pipe holds
+    wait_until(lambda: unread(client.stdout.fileno()) >= 60_000)  # the pipe is full
+    client.send_raw(CALL % (70, b'{"codex/sandbox-state":%s}' % DISABLED))
+    client.stdin.close()
+    assert client.process.wait(30) == 128 + signal.SIGKILL
+
+
 @contextlib.contextmanager
 def all_die_soon(*pids: int) -> Iterator[None]:
     """The block, after which each of ``pids`` must die soon; what a failure left is killed."""
@@ -823,6 +847,51 @@ def test_an_answer_under_a_discovery_id_cannot_unlearn_the_state(start: Any, rec
     client.send_raw(forged)
     assert client.answer(50)["error"]["code"] == -32602
     assert not any(b'"id":50' in line for line in received(record, "tools/call"))
+
+
+@pytest.mark.parametrize("spelled", [b"98.0", b"9.8e1"])
+def test_a_request_under_an_awaited_id_spelled_as_a_float_is_refused_too(
+    start: Any, record: Path, spelled: bytes
+) -> None:
+    """JSON has one kind of number: ``98.0`` is the id ``98`` to a reader (a JavaScript
+    server answers it as ``98``), so its answer could be taken for the discovery's."""
+    client = start("--capable")
+    client.initialize()
+    initialize = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {}}
+    again = json.dumps({"jsonrpc": "2.0", "id": 98, "method": "initialize", "params": initialize})
+    ping = b'{"jsonrpc":"2.0","id":%s,"method":"ping"}\n' % spelled
+    client.send_raw(again.encode() + b"\n" + ping)
+    answers = [client.read(), client.read()]
+    refused = [answer for answer in answers if "error" in answer]
+    assert len(refused) == 1, answers
+    assert "a discovery request still unanswered" in refused[0]["error"]["message"]
+    assert received(record, '"ping"') == []
+
+
+@pytest.mark.parametrize("trusted", [False, True], ids=["untrusted", "trusted"])
+def test_the_legacy_state_update_sets_no_state_but_a_trusted_hosts(
+    start: Any, record: Path, trusted: bool
+) -> None:
+    """``codex/sandbox-state/update`` (older Codex builds) carries a state for the session:
+    from an untrusted host it is refused like a call that sets a sandbox key (a
+    notification of it dropped); a trusted host's reaches the server as sent."""
+    client = start("--capable", options=("--trust-host-state",) if trusted else ())
+    client.initialize()
+    update = (
+        b'{"jsonrpc":"2.0","id":%d,"method":"codex/sandbox-state/update",'
+        b'"params":{"sandboxState":%s}}\n'
+    )
+    escaped = update.replace(b"codex/sandbox-state/update", b"codex\\/sandbox-state\\/update")
+    notification = b'{"jsonrpc":"2.0","method":"codex/sandbox-state/update","params":{}}\n'
+    client.send_raw(update % (60, DISABLED) + escaped % (61, DISABLED) + notification)
+    answers = [client.answer(60), client.answer(61)]
+    client.answer(client.request("ping"))
+    if trusted:
+        assert len(received(record, "sandbox-state")) == 3
+        return
+    assert [answer["error"]["code"] for answer in answers] == [-32602, -32602]
+    assert "codex/sandbox-state/update" in answers[0]["error"]["message"]
+    assert received(record, "sandbox-state") == []
 
 
 @pytest.mark.parametrize(
