@@ -70,7 +70,8 @@ def add_proxy_arguments(parser: argparse.ArgumentParser) -> None:
         "--trust-host-state",
         action="store_true",
         help="let a state the host sends (Codex does) stand, adding only the launcher; "
-        "without it, a call whose _meta sets a sandbox key is refused with a JSON-RPC error",
+        "without it, a call whose _meta sets a sandbox key, or a codex/sandbox-state/update "
+        "request, is refused with a JSON-RPC error, whatever the server advertises",
     )
     add_seconds(
         parser,

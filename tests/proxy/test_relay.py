@@ -5,14 +5,17 @@ recorded byte for byte."""
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import json
 import os
 import select
 import signal
 import site
 import socket
+import struct
 import subprocess
 import sys
+import termios
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -466,10 +469,6 @@ def test_a_server_that_ignores_stdin_end_is_killed_after_the_grace(
 
 def unread(fd: int) -> int:
     """How many bytes wait unread in the pipe ``fd`` reads."""
-    import fcntl
-    import struct
-    import termios
-
     return int(struct.unpack("i", fcntl.ioctl(fd, termios.FIONREAD, b"\0" * 4))[0])
 
 
