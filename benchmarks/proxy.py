@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from contextlib import ExitStack
 
 from benchmarks.core import MIB, Env, Row, batched, interleaved_medians, percentile, vm_hwm
+from launcher_probe.proxy.capabilities import INSPECT_LIMIT
 
 #: A trivial stdio MCP server on raw lines (standard library only): advertises the sandbox
 #: capability; ``tools/call`` ``flood`` sends ``count`` notifications in one write first,
@@ -47,11 +48,14 @@ RELAY = r"""
 import subprocess, sys, threading
 from launcher_probe.proxy.framing import pump
 child = subprocess.Popen(sys.argv[1:], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+def relay(source, sink):
+    pump(source, sink, lambda line: line, limit=1 << 30, too_long=lambda: None,
+         on_sink_error=lambda: None)
 def inbound():
-    pump(0, child.stdin.fileno(), lambda line: line, on_sink_error=lambda: None)
+    relay(0, child.stdin.fileno())
     child.stdin.close()
 threading.Thread(target=inbound, daemon=True).start()
-pump(child.stdout.fileno(), 1, lambda line: line, on_sink_error=lambda: None)
+relay(child.stdout.fileno(), 1)
 child.wait()
 """
 INITIALIZE = (
@@ -223,13 +227,13 @@ def rows(env: Env, runs: int) -> list[Row]:
             note=f"direct {NOTIFICATIONS / unrelayed:,.0f}/s",
         ),
         Row(
-            "proxy: peak RSS, 32 MiB result",
-            peak,
-            "32 MiB",
-            BIG,
-            3.0,
+            "proxy: peak RSS growth, 32 MiB result",
+            peak - idle,
+            "what it reads of one",
+            INSPECT_LIMIT,
+            2.0,
             unit="MiB",
-            note=f"VmHWM; {idle / MIB:.1f} MiB before it",
+            note=f"VmHWM {peak / MIB:.1f} MiB, {idle / MIB:.1f} MiB before it; passed on unread",
         ),
         Row(
             "proxy: peak RSS, 32 MiB call",

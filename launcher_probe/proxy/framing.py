@@ -1,5 +1,6 @@
 """JSON-RPC over stdio: one message per line. Boundaries are found by newline alone; at most
-one partial message is held, and it is handed on without a copy once its line ends."""
+one partial message is held, up to a bound, and it is handed on without a copy once its
+line ends. A message past the bound is passed on as it comes, unread, or dropped."""
 
 from __future__ import annotations
 
@@ -16,11 +17,45 @@ READ_SIZE = 1 << 16
 Handler = Callable[[bytes | bytearray], bytes | bytearray]
 
 
+class _Sink:
+    """Where a pump writes: each write whole under ``lock`` (when another thread writes
+    whole messages to the same fd), or one long message piece by piece with ``lock`` held
+    from its first piece to its last. After a write fails (the reader left),
+    ``on_error`` runs once and nothing more is written."""
+
+    def __init__(self, fd: int, on_error: Callable[[], None], lock: LockType | None) -> None:
+        self.fd = fd
+        self.on_error = on_error
+        self.lock = lock
+        self.ok = True
+        self.holding = False
+
+    def send(self, data: bytes | bytearray, *, more: bool = False) -> None:
+        """Write ``data``; ``more``: the message goes on in the next ``send``, and no other
+        writer may come between (the lock stays held)."""
+        if self.lock is not None and not self.holding:
+            self.lock.acquire()
+            self.holding = True
+        try:
+            if self.ok:
+                write_all(self.fd, data)
+        except OSError:
+            self.ok = False
+            self.on_error()
+        finally:
+            if self.holding and (not more or not self.ok):
+                self.holding = False
+                assert self.lock is not None
+                self.lock.release()
+
+
 def pump(
     source: int,
     sink: int,
     handle: Handler,
     *,
+    limit: int,
+    too_long: Callable[[], bytes | None],
     on_sink_error: Callable[[], None],
     lock: LockType | None = None,
 ) -> None:
@@ -28,30 +63,49 @@ def pump(
     (or a read that fails, which ends it the same way).
 
     The messages that end in one read are written with one ``write`` (holding ``lock``, when
-    another thread writes whole messages to ``sink`` too). When ``sink`` fails (the reader
-    left), ``on_sink_error`` runs once and the rest is read and dropped, so that the writer
-    on ``source`` is never blocked by a reader that is gone.
+    another thread writes whole messages to ``sink`` too). A message that grows past
+    ``limit`` bytes is never handled: ``too_long()`` gives None to pass it on as it comes
+    (under ``lock`` to its end), or what to send in its place while the rest of it is read
+    and dropped. When ``sink`` fails (the reader left), ``on_sink_error`` runs once and the
+    rest is read and dropped, so that the writer on ``source`` is never blocked by a reader
+    that is gone.
     """
+    out = _Sink(sink, on_sink_error, lock)
     partial = bytearray()
-    sink_ok = True
+    passing = dropping = False  # in a message past ``limit``
     while chunk := _read(source):
-        out: list[bytes | bytearray] = []
-        start, end = 0, chunk.find(b"\n")
+        start = 0
+        if passing or dropping:
+            end = chunk.find(b"\n")
+            if passing:
+                out.send(chunk if end < 0 else chunk[: end + 1], more=end < 0)
+            if end < 0:
+                continue
+            passing = dropping = False
+            start = end + 1
+        messages: list[bytes | bytearray] = []
+        end = chunk.find(b"\n", start)
         if end >= 0 and partial:
-            partial += chunk[: end + 1]
-            out.append(handle(partial))
+            partial += chunk[start : end + 1]
+            messages.append(handle(partial))
             partial = bytearray()
             start, end = end + 1, chunk.find(b"\n", end + 1)
         while end >= 0:
-            out.append(handle(chunk[start : end + 1]))
+            messages.append(handle(chunk[start : end + 1]))
             start, end = end + 1, chunk.find(b"\n", end + 1)
         if start < len(chunk):
             partial += chunk[start:] if start else chunk
-        if out and sink_ok:
-            data = out[0] if len(out) == 1 else b"".join(out)
-            sink_ok = _send(sink, data, on_sink_error, lock)
-    if partial and sink_ok:
-        _send(sink, handle(partial), on_sink_error, lock)
+        if messages:
+            out.send(messages[0] if len(messages) == 1 else b"".join(messages))
+        if len(partial) > limit:
+            instead = too_long()
+            passing, dropping = instead is None, instead is not None
+            out.send(partial if instead is None else instead, more=passing)
+            partial = bytearray()
+    if partial:
+        out.send(handle(partial))
+    elif passing:
+        out.send(b"")  # the long message ended with the input: the lock goes
 
 
 def _read(source: int) -> bytes:
@@ -61,18 +115,3 @@ def _read(source: int) -> bytes:
         return read_some(source, READ_SIZE)
     except OSError:
         return b""
-
-
-def _send(
-    sink: int, data: bytes | bytearray, on_sink_error: Callable[[], None], lock: LockType | None
-) -> bool:
-    try:
-        if lock is None:
-            write_all(sink, data)
-        else:
-            with lock:
-                write_all(sink, data)
-    except OSError:
-        on_sink_error()
-        return False
-    return True

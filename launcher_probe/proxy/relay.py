@@ -20,10 +20,10 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, suppress
 
 from launcher_probe.fd_io import write_all
-from launcher_probe.proxy.capabilities import ServerCapabilities
+from launcher_probe.proxy.capabilities import INSPECT_LIMIT, ServerCapabilities
 from launcher_probe.proxy.child import Child, exit_status
 from launcher_probe.proxy.framing import pump
-from launcher_probe.proxy.rewrite import Rewriter
+from launcher_probe.proxy.rewrite import MAX_HOST_MESSAGE, Rewriter
 
 #: Forwarded to the server's group; then it has the grace period to exit.
 ENDING_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGQUIT)
@@ -139,11 +139,26 @@ def run_proxy(
     gc.freeze()
 
     def from_host() -> None:
-        pump(_STDIN, child.stdin, rewriter.from_host, on_sink_error=lambda: None)
+        pump(
+            _STDIN,
+            child.stdin,
+            rewriter.from_host,
+            limit=MAX_HOST_MESSAGE,
+            too_long=rewriter.too_long,
+            on_sink_error=lambda: None,
+        )
         child.close_stdin()
 
     def from_server() -> None:
-        pump(child.stdout, _STDOUT, server.observe, on_sink_error=lambda: None, lock=_HOST_OUT)
+        pump(  # a longer message than the proxy ever reads goes on as it comes
+            child.stdout,
+            _STDOUT,
+            server.observe,
+            limit=INSPECT_LIMIT,
+            too_long=lambda: None,
+            on_sink_error=lambda: None,
+            lock=_HOST_OUT,
+        )
         _close_stdout()
 
     outbound = threading.Thread(target=from_server, name="server-to-host", daemon=True)

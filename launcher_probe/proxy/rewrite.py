@@ -72,6 +72,9 @@ _SPACES = " \t\n\r"
 _PATH = ("params", "_meta")
 #: The host's key sets kept checked (a turn's keys stay the same for each of its calls).
 MAX_TURNS = 8
+#: The most bytes of one message of the host's that the proxy holds to read it; a longer one
+#: is ``too_long``.
+MAX_HOST_MESSAGE = 64 << 20
 #: The host's keys when it sent none but (maybe) a progress token: checked once, here.
 _NO_HOST_KEYS = HostMeta({})
 
@@ -139,6 +142,16 @@ class Rewriter:
         del text  # the new message is made of the bytes as they came: one copy of them
         with memoryview(line) as came:
             return b"".join((came[:start], splice[2].encode("utf-8"), came[end:]))
+
+    def too_long(self) -> bytes | None:
+        """In place of a message of the host's past ``MAX_HOST_MESSAGE`` bytes, which the
+        proxy does not read: nothing for the server, the host answered under the id null
+        (its own is not known); or None, where a message the proxy cannot read passes as it
+        came (``_host_keys_unseen``): it goes on as it comes, unread."""
+        if self._host_keys_unseen():
+            return None
+        detail = f"a message longer than {MAX_HOST_MESSAGE >> 20} MiB"
+        return self._refused(_Refused("null", _INVALID_REQUEST, detail))
 
     def _under_awaited_id(self, line: bytes | bytearray) -> bytes | bytearray:
         """``line`` (a message that names no method the proxy looks at), unless it is a

@@ -64,14 +64,15 @@ class ProxyClient:
     def read_line(self, timeout: float = WAIT) -> bytes:
         """The next line from the proxy (b"" at its end)."""
         fd = self.stdout.fileno()
-        while b"\n" not in self.buffer:
+        pieces = [self.buffer]  # joined once: a long line costs no quadratic copying
+        while b"\n" not in pieces[-1]:
             assert select.select([fd], [], [], timeout)[0], "no answer from the proxy"
             chunk = os.read(fd, 1 << 20)
             if not chunk:
-                rest, self.buffer = self.buffer, b""
-                return rest
-            self.buffer += chunk
-        line, _, self.buffer = self.buffer.partition(b"\n")
+                self.buffer = b""
+                return b"".join(pieces)
+            pieces.append(chunk)
+        line, _, self.buffer = b"".join(pieces).partition(b"\n")
         return line + b"\n"
 
     def read(self) -> dict[str, Any]:

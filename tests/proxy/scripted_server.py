@@ -10,7 +10,9 @@ proxy's tests. It writes every line it reads to ``--record FILE`` as it read it.
   answers with a text of ``arguments.size`` bytes; ``crash`` exits 7 without answering;
   ``ask`` sends a progress notification and a ``sampling/createMessage`` request to the
   client, and answers with the client's result; ``notify`` sends ``arguments.count``
-  logging notifications, then answers;
+  logging notifications, then answers; ``long`` answers with a text of ``arguments.size``
+  bytes in pieces, and with ``arguments.pause`` bytes of it written, reads the next line
+  (answering it after the text, when it is a ``ping``) before it writes the rest;
 - ``resources/read``: its ``_meta``; ``ping``: ``{}``;
 - ``notifications/cancelled``: answered with a logging notification naming the request.
 
@@ -67,7 +69,7 @@ def stdin_lines() -> Iterator[bytes]:
     wake_read, wake_write = os.pipe()
     os.set_blocking(wake_write, False)
     signal.set_wakeup_fd(wake_write, warn_on_full_buffer=False)
-    pending = b""
+    pending: list[bytes] = []  # a line's start, read so far (joined once: a long line)
     while True:
         ready = select.select([0, wake_read], [], [])[0]
         if wake_read in ready:
@@ -77,10 +79,13 @@ def stdin_lines() -> Iterator[bytes]:
         chunk = os.read(0, 1 << 16)
         if not chunk:
             break
-        *lines, pending = (pending + chunk).split(b"\n")
-        yield from (line + b"\n" for line in lines)
-    if pending:
-        yield pending
+        *lines, rest = chunk.split(b"\n")
+        if lines:
+            lines[0], pending = b"".join([*pending, lines[0]]), []
+            yield from (line + b"\n" for line in lines)
+        pending.append(rest)
+    if any(pending):
+        yield b"".join(pending)
 
 
 def call(request: dict[str, Any], lines: Any) -> None:
@@ -101,6 +106,9 @@ def call(request: dict[str, Any], lines: Any) -> None:
         send({"id": "from-server", "method": "sampling/createMessage", "params": {"messages": []}})
         reply = json.loads(next(lines))
         answer = {"content": [], "structuredContent": {"client": reply}}
+    elif name == "long":
+        long_answer(request["id"], int(arguments["size"]), arguments.get("pause"), lines)
+        return
     elif name == "notify":
         for number in range(int(arguments["count"])):
             send({"method": "notifications/message", "params": {"level": "info", "data": number}})
@@ -109,6 +117,27 @@ def call(request: dict[str, Any], lines: Any) -> None:
         send({"id": request["id"], "error": {"code": -32602, "message": f"no tool {name}"}})
         return
     send({"id": request["id"], "result": answer})
+
+
+def long_answer(request_id: object, size: int, pause: int | None, lines: Any) -> None:
+    """A text answer of ``size`` bytes, written 1 MiB at a time; with ``pause`` bytes of it
+    written, the next line read (a ``ping`` answered after the text)."""
+    head = {"jsonrpc": "2.0", "id": request_id, "result": {"content": [{"type": "text"}]}}
+    start, end = json.dumps(head).rsplit("}]}}", 1)
+    pieces = [f'{start}, "text": "'.encode(), *[b"x" * (1 << 20)] * (size >> 20)]
+    pieces += [b"x" * (size % (1 << 20)), f'"}}]}}}}{end}\n'.encode()]
+    written, after = 0, None
+    for piece in pieces:
+        if pause is not None and written <= pause < written + len(piece):
+            cut = pause - written
+            sys.stdout.buffer.write(piece[:cut])
+            sys.stdout.buffer.flush()
+            after, piece, written = json.loads(next(lines)), piece[cut:], pause
+        sys.stdout.buffer.write(piece)
+        written += len(piece)
+    sys.stdout.buffer.flush()
+    if after is not None and after.get("method") == "ping":
+        send({"id": after["id"], "result": {}})
 
 
 def main() -> None:

@@ -407,6 +407,69 @@ def test_a_32_mib_result_and_a_large_request_arrive_whole(start: Any, record: Pa
     assert SANDBOX_STATE_KEY in meta["meta"]
 
 
+def peak_rss(pid: int) -> int:
+    """The process's own peak RSS (``VmHWM``), in bytes."""
+    status = Path(f"/proc/{pid}/status").read_text()
+    return (
+        int(next(line for line in status.splitlines() if line.startswith("VmHWM:")).split()[1])
+        << 10
+    )
+
+
+def test_a_server_message_longer_than_the_proxy_reads_passes_on_as_it_comes(
+    start: Any, record: Path
+) -> None:
+    """A sandboxed server that never ends its line costs the proxy no more memory: past
+    what the proxy ever reads of a message (4 MiB), the rest goes on as it comes."""
+    client = start("--capable")
+    client.initialize()
+    size = 128 << 20
+    answer = client.answer(client.call("long", {"size": size}))
+    assert len(answer["result"]["content"][0]["text"]) == size
+    assert peak_rss(client.process.pid) < 64 << 20  # held whole, it would be over 128 MiB
+    assert client.answer(client.request("ping"))["result"] == {}  # the relay goes on
+
+
+def test_the_proxys_own_answer_never_lands_inside_a_long_server_message(start: Any) -> None:
+    """The server stops half-way through a long message until it reads the next line: the
+    proxy's refusal of a call sent meanwhile waits for the message's end."""
+    client = start("--capable")
+    client.initialize()
+    size = 8 << 20
+    client.call("long", {"size": size, "pause": 6 << 20})
+    fd = client.stdout.fileno()
+    assert select.select([fd], [], [], 30)[0]  # the message is under way, unended
+    client.buffer = os.read(fd, 1 << 16)
+    assert b"\n" not in client.buffer
+    client.send_raw(CALL % (70, b'{"codex/sandbox-state":%s}' % DISABLED))
+    ping = client.request("ping")  # the server reads it, then ends the message
+    assert len(client.read()["result"]["content"][0]["text"]) == size
+    assert {client.read()["id"], client.read()["id"]} == {70, ping}
+
+
+@pytest.mark.parametrize("trusted", [False, True], ids=["refused", "a trusted host's"])
+def test_a_host_message_longer_than_64_mib_is_dropped_and_answered(
+    start: Any, record: Path, trusted: bool
+) -> None:
+    """Unless the server reads the host's keys unseen anyway (a trusted host's server that
+    takes no state): then it passes as it came, unread, as a message the proxy cannot read
+    does."""
+    client = start(*(() if trusted else ("--capable",)), options=("--trust-host-state",) * trusted)
+    client.initialize()
+    pad = b"y" * (65 << 20)
+    line = b'{"jsonrpc":"2.0","id":80,"method":"tools/call","params":{"name":"meta",'
+    client.send_raw(line + b'"arguments":{"pad":"%s"}}}\n' % pad)
+    if trusted:
+        assert client.answer(80)["result"]["structuredContent"] == {"meta": None}
+        assert received(record, "tools/call")[0].startswith(line)
+    else:
+        error = client.read()
+        assert error["id"] is None and error["error"]["code"] == -32600
+        assert "a message longer than 64 MiB" in error["error"]["message"]
+        assert received(record, "tools/call") == []
+    assert client.answer(client.request("ping"))["result"] == {}  # the relay goes on
+
+
 def test_a_hosts_non_blocking_stdin_and_stdout_carry_every_message_whole(
     start: Any, record: Path
 ) -> None:
