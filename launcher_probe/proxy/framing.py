@@ -66,9 +66,11 @@ def pump(
     another thread writes whole messages to ``sink`` too). A message that grows past
     ``limit`` bytes is never handled: ``too_long()`` gives None to pass it on as it comes
     (under ``lock`` to its end), or what to send in its place while the rest of it is read
-    and dropped. When ``sink`` fails (the reader left), ``on_sink_error`` runs once and the
-    rest is read and dropped, so that the writer on ``source`` is never blocked by a reader
-    that is gone.
+    and dropped. With ``lock``, a message that the end of input leaves unended is ended
+    with a newline, so that the other writer's next message is not read as part of it.
+    When ``sink`` fails (the reader left), ``on_sink_error`` runs once and the rest is read
+    and dropped, so that the writer on ``source`` is never blocked by a reader that is
+    gone.
     """
     out = _Sink(sink, on_sink_error, lock)
     partial = bytearray()
@@ -102,10 +104,11 @@ def pump(
             passing, dropping = instead is None, instead is not None
             out.send(partial if instead is None else instead, more=passing)
             partial = bytearray()
-    if partial:
-        out.send(handle(partial))
-    elif passing:
-        out.send(b"")  # the long message ended with the input: the lock goes
+    last = handle(partial) if partial else b""
+    if lock is not None and (passing or last) and not last.endswith(b"\n"):
+        last = bytes(last) + b"\n"  # what the other writer sends next stays a line of its own
+    if last or passing:
+        out.send(last)  # (ending a long message: the lock goes)
 
 
 def _read(source: int) -> bytes:

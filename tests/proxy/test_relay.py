@@ -447,6 +447,24 @@ def test_the_proxys_own_answer_never_lands_inside_a_long_server_message(start: A
     assert {client.read()["id"], client.read()["id"]} == {70, ping}
 
 
+def test_a_long_server_message_cut_short_leaves_the_proxys_answer_a_line_of_its_own(
+    start: Any,
+) -> None:
+    """The server dies half-way through a long message (waiting for a line, it finds the
+    end of its stdin); the refusal held until the message's end still reaches the host as
+    a line of its own, after the message cut short, which is ended with a newline."""
+    client = start("--capable")
+    client.initialize()
+    client.call("long", {"size": 8 << 20, "pause": 6 << 20})
+    assert select.select([client.stdout.fileno()], [], [], 30)[0]  # under way, unended
+    client.send_raw(CALL % (70, b'{"codex/sandbox-state":%s}' % DISABLED))
+    client.stdin.close()
+    cut = client.read_line()
+    assert len(cut) == (6 << 20) + 1 and cut.endswith(b"xxx\n")  # the 6 MiB written
+    assert client.read()["id"] == 70
+    assert client.read_line() == b""
+
+
 @pytest.mark.parametrize("trusted", [False, True], ids=["refused", "a trusted host's"])
 def test_a_host_message_longer_than_64_mib_is_dropped_and_answered(
     start: Any, record: Path, trusted: bool
