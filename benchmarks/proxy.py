@@ -49,8 +49,7 @@ import subprocess, sys, threading
 from launcher_probe.proxy.framing import pump
 child = subprocess.Popen(sys.argv[1:], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
 def relay(source, sink):
-    pump(source, sink, lambda line: line, limit=1 << 30, too_long=lambda: None,
-         on_sink_error=lambda: None)
+    pump(source, sink, lambda line: line, limit=1 << 30, too_long=lambda: None)
 def inbound():
     relay(0, child.stdin.fileno())
     child.stdin.close()

@@ -20,12 +20,11 @@ Handler = Callable[[bytes | bytearray], bytes | bytearray]
 class _Sink:
     """Where a pump writes: each write whole under ``lock`` (when another thread writes
     whole messages to the same fd), or one long message piece by piece with ``lock`` held
-    from its first piece to its last. After a write fails (the reader left),
-    ``on_error`` runs once and nothing more is written."""
+    from its first piece to its last. After a write fails (the reader left), nothing more
+    is written."""
 
-    def __init__(self, fd: int, on_error: Callable[[], None], lock: LockType | None) -> None:
+    def __init__(self, fd: int, lock: LockType | None) -> None:
         self.fd = fd
-        self.on_error = on_error
         self.lock = lock
         self.ok = True
         self.holding = False
@@ -41,7 +40,6 @@ class _Sink:
                 write_all(self.fd, data)
         except OSError:
             self.ok = False
-            self.on_error()
         finally:
             if self.holding and (not more or not self.ok):
                 self.holding = False
@@ -56,7 +54,6 @@ def pump(
     *,
     limit: int,
     too_long: Callable[[], bytes | None],
-    on_sink_error: Callable[[], None],
     lock: LockType | None = None,
 ) -> None:
     """Copy ``source`` to ``sink`` message by message through ``handle`` until end of input
@@ -68,11 +65,10 @@ def pump(
     (under ``lock`` to its end), or what to send in its place while the rest of it is read
     and dropped. With ``lock``, a message that the end of input leaves unended is ended
     with a newline, so that the other writer's next message is not read as part of it.
-    When ``sink`` fails (the reader left), ``on_sink_error`` runs once and the rest is read
-    and dropped, so that the writer on ``source`` is never blocked by a reader that is
-    gone.
+    When ``sink`` fails (the reader left), the rest is read and dropped, so that the writer
+    on ``source`` is never blocked by a reader that is gone.
     """
-    out = _Sink(sink, on_sink_error, lock)
+    out = _Sink(sink, lock)
     partial = bytearray()
     passing = dropping = False  # in a message past ``limit``
     while chunk := _read(source):

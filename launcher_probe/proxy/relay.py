@@ -145,7 +145,6 @@ def run_proxy(
             rewriter.from_host,
             limit=MAX_HOST_MESSAGE,
             too_long=rewriter.too_long,
-            on_sink_error=lambda: None,
         )
         child.close_stdin()
 
@@ -156,7 +155,6 @@ def run_proxy(
             server.observe,
             limit=INSPECT_LIMIT,
             too_long=lambda: None,
-            on_sink_error=lambda: None,
             lock=_HOST_OUT,
         )
         _close_stdout()
