@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from _thread import LockType
 from collections.abc import Callable
+from typing import Protocol
 
 from launcher_probe.fd_io import read_some, write_all
 
@@ -15,6 +16,30 @@ READ_SIZE = 1 << 16
 #: Given one message (its newline included, or the unterminated rest at end of input):
 #: what to send on, the same object when nothing changes.
 Handler = Callable[[bytes | bytearray], bytes | bytearray]
+
+
+class LongMessages(Protocol):
+    """What becomes of a message that grows past a pump's ``limit`` before its newline."""
+
+    def passes(self) -> bool:
+        """Whether it goes on as it comes, unread; else it is dropped."""
+
+    def dropped(self, head: bytes, tail: bytes) -> bytes:
+        """What to send in place of one dropped: ``head`` is its first ``READ_SIZE`` bytes,
+        ``tail`` its last ``READ_SIZE`` (to its newline)."""
+
+
+class _PassedOn:
+    """Every long message goes on as it comes."""
+
+    def passes(self) -> bool:
+        return True
+
+    def dropped(self, head: bytes, tail: bytes) -> bytes:
+        return b""  # (none is)
+
+
+PASSED_ON: LongMessages = _PassedOn()
 
 
 class _Sink:
@@ -53,7 +78,7 @@ def pump(
     handle: Handler,
     *,
     limit: int,
-    too_long: Callable[[], bytes | None],
+    long_messages: LongMessages,
     lock: LockType | None = None,
 ) -> None:
     """Copy ``source`` to ``sink`` message by message through ``handle`` until end of input
@@ -61,9 +86,9 @@ def pump(
 
     The messages that end in one read are written with one ``write`` (holding ``lock``, when
     another thread writes whole messages to ``sink`` too). A message that grows past
-    ``limit`` bytes is never handled: ``too_long()`` gives None to pass it on as it comes
-    (under ``lock`` to its end), or what to send in its place while the rest of it is read
-    and dropped. With ``lock``, a message that the end of input leaves unended is ended
+    ``limit`` bytes is never handled: ``long_messages`` says whether it goes on as it comes
+    (under ``lock`` to its end), or is read to its end and dropped, and what to send in its
+    place. With ``lock``, a message that the end of input leaves unended is ended
     with a newline, so that the other writer's next message is not read as part of it.
     When ``sink`` fails (the reader left), the rest is read and dropped, so that the writer
     on ``source`` is never blocked by a reader that is gone.
@@ -71,14 +96,20 @@ def pump(
     out = _Sink(sink, lock)
     partial = bytearray()
     passing = dropping = False  # in a message past ``limit``
+    head = tail = b""  # of the one dropped
     while chunk := _read(source):
         start = 0
         if passing or dropping:
             end = chunk.find(b"\n")
+            piece = chunk if end < 0 else chunk[: end + 1]
             if passing:
-                out.send(chunk if end < 0 else chunk[: end + 1], more=end < 0)
+                out.send(piece, more=end < 0)
+            else:
+                tail = (tail + piece)[-READ_SIZE:]
             if end < 0:
                 continue
+            if dropping:
+                out.send(long_messages.dropped(head, tail))
             passing = dropping = False
             start = end + 1
         messages: list[bytes | bytearray] = []
@@ -96,9 +127,12 @@ def pump(
         if messages:
             out.send(messages[0] if len(messages) == 1 else b"".join(messages))
         if len(partial) > limit:
-            instead = too_long()
-            passing, dropping = instead is None, instead is not None
-            out.send(partial if instead is None else instead, more=passing)
+            passing = long_messages.passes()
+            if passing:
+                out.send(partial, more=True)
+            else:
+                dropping = True
+                head, tail = bytes(partial[:READ_SIZE]), bytes(partial[-READ_SIZE:])
             partial = bytearray()
     last = handle(partial) if partial else b""
     if lock is not None and (passing or last) and not last.endswith(b"\n"):

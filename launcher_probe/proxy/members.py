@@ -3,6 +3,7 @@ re-serialising the rest (which then reaches the server as the host wrote it)."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 from collections.abc import Callable
@@ -19,6 +20,14 @@ _FIRST = re.compile(rf"{_SPACE}(\{{){_SPACE}(?:(\}})|{_KEY})?")
 #: spaces after it and a plain key.
 _NEXT = re.compile(rf"{_SPACE}(?:(\}})|(,){_SPACE}(?:{_KEY})?)")
 _COLON = re.compile(_SPACE + ":" + _SPACE)
+#: An object's last member when its value is plain, then its end and the text's.
+_LAST = re.compile(
+    rf',{_SPACE}"([^"\\\x00-\x1f]*)"{_SPACE}:{_SPACE}'
+    rf'(-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?|"[^"\\\x00-\x1f]*"|true|false|null)'
+    rf"{_SPACE}\}}{_SPACE}\Z"
+)
+#: The most members ``trailing`` reads.
+MAX_TRAILING = 8
 #: One JSON value at an index: ``(value, end)``; StopIteration when there is none.
 _SCAN: Callable[[str, int], tuple[Any, int]] = json.JSONDecoder().scan_once  # type: ignore[attr-defined]
 
@@ -67,13 +76,48 @@ def walk(text: str, start: int = 0, path: tuple[str, ...] = ()) -> Walked:
 
     Each value is decoded once; the value of member ``path[0]``, when an object, is walked
     in turn with ``path[1:]`` (and its ``value`` is the dict of its members)."""
+    members: list[Member] = []
+    opening, close = _read_object(text, start, path, members, [])
+    return Walked(tuple(members), opening, close)
+
+
+def leading(text: str) -> tuple[list[Member], list[str]]:
+    """What the first bytes of a message tell of its object: the members that end within
+    ``text``, and every key read (the last may be that of a member ``text`` cuts short),
+    up to the end of ``text`` or to what is not JSON."""
+    members: list[Member] = []
+    keys: list[str] = []
+    with contextlib.suppress(ValueError):
+        _read_object(text, 0, (), members, keys)
+    if members and _NEXT.match(text, members[-1].end) is None:
+        members.pop()  # a number the end of ``text`` may cut short
+    return members, keys
+
+
+def trailing(text: str) -> list[tuple[str, str]]:
+    """What the last bytes of a message tell of its object: its last members whose values
+    are plain (a number, a string without escapes, true, false, null), last first, each
+    as ``(key, the value's text)``; up to ``MAX_TRAILING`` of them. No quote stands unescaped inside
+    a JSON string, so these are the object's own members (when the message is JSON)."""
+    found: list[tuple[str, str]] = []
+    rest = text
+    while len(found) < MAX_TRAILING and (last := _LAST.search(rest)) is not None:
+        found.append((last[1], last[2]))
+        rest = rest[: last.start()] + "}"
+    return found
+
+
+def _read_object(
+    text: str, start: int, path: tuple[str, ...], members: list[Member], keys: list[str]
+) -> tuple[int, int]:
+    """``walk``'s reading: each member appended to ``members`` once read, its key to
+    ``keys`` before its value is; where the object's braces stand."""
     found = _FIRST.match(text, start)
     if found is None:
         raise ValueError("not a JSON object")
     opening = found.start(1)
     if found[2] is not None:
-        return Walked((), opening, found.start(2))
-    members: list[Member] = []
+        return opening, found.start(2)
     wanted = path[0] if path else None
     while True:
         key = found[3]
@@ -88,6 +132,7 @@ def walk(text: str, start: int = 0, path: tuple[str, ...] = ()) -> Walked:
             value_start = colon.end()
         else:
             position, value_start = found.start(3) - 1, found.end()
+        keys.append(key)
         if key == wanted and text.startswith("{", value_start):
             inner = walk(text, value_start, path[1:])
             value: Any = {member.key: member.value for member in inner.members}
@@ -103,4 +148,4 @@ def walk(text: str, start: int = 0, path: tuple[str, ...] = ()) -> Walked:
         if found is None:
             raise ValueError("members must be separated by ','")
         if found[1] is not None:
-            return Walked(tuple(members), opening, found.start(1))
+            return opening, found.start(1)

@@ -22,7 +22,7 @@ from contextlib import contextmanager, suppress
 from launcher_probe.fd_io import write_all
 from launcher_probe.proxy.capabilities import INSPECT_LIMIT, ServerCapabilities
 from launcher_probe.proxy.child import Child, exit_status
-from launcher_probe.proxy.framing import pump
+from launcher_probe.proxy.framing import PASSED_ON, pump
 from launcher_probe.proxy.rewrite import MAX_HOST_MESSAGE, Rewriter
 
 #: Forwarded to the server's group; then it has the grace period to exit.
@@ -144,7 +144,7 @@ def run_proxy(
             child.stdin,
             rewriter.from_host,
             limit=MAX_HOST_MESSAGE,
-            too_long=rewriter.too_long,
+            long_messages=rewriter,
         )
         child.close_stdin()
 
@@ -154,7 +154,7 @@ def run_proxy(
             _STDOUT,
             server.observe,
             limit=INSPECT_LIMIT,
-            too_long=lambda: None,
+            long_messages=PASSED_ON,
             lock=_HOST_OUT,
         )
         _close_stdout()

@@ -39,6 +39,7 @@ from launcher_probe.host.meta_input import key_form, sandbox_key_set
 from launcher_probe.json_output import dumps_utf8
 from launcher_probe.proxy.capabilities import DISCOVERY_METHODS, ServerCapabilities
 from launcher_probe.proxy.launcher import BoundLauncher
+from launcher_probe.proxy.long_messages import answer_id, glimpse
 from launcher_probe.proxy.members import Member, Walked, walk
 from launcher_probe.proxy.notes import MAX_SAID, Notes, shortened
 from launcher_probe.state import SandboxState
@@ -63,9 +64,8 @@ _POLICY_IS_THE_STATE = (
     "the operator's policy is the state through this proxy (a host that sets it, such as "
     "Codex, is trusted with --trust-host-state)"
 )
-#: JSON-RPC's codes for an invalid request and invalid params.
-_INVALID_REQUEST, _INVALID_PARAMS = -32600, -32602
-_INFINITY = float("inf")
+#: JSON-RPC's codes for an invalid request, invalid params and an internal error.
+_INVALID_REQUEST, _INVALID_PARAMS, _INTERNAL_ERROR = -32600, -32602, -32603
 _COMPACT = (",", ":")
 _SPACES = " \t\n\r"
 #: The members walked into: the request's params, then their ``_meta``.
@@ -73,7 +73,7 @@ _PATH = ("params", "_meta")
 #: The host's key sets kept checked (a turn's keys stay the same for each of its calls).
 MAX_TURNS = 8
 #: The most bytes of one message of the host's that the proxy holds to read it; a longer one
-#: is ``too_long``.
+#: is ``dropped`` (or ``passes``).
 MAX_HOST_MESSAGE = 64 << 20
 #: The host's keys when it sent none but (maybe) a progress token: checked once, here.
 _NO_HOST_KEYS = HostMeta({})
@@ -143,15 +143,26 @@ class Rewriter:
         with memoryview(line) as came:
             return b"".join((came[:start], splice[2].encode("utf-8"), came[end:]))
 
-    def too_long(self) -> bytes | None:
-        """In place of a message of the host's past ``MAX_HOST_MESSAGE`` bytes, which the
-        proxy does not read: nothing for the server, the host answered under the id null
-        (its own is not known); or None, where a message the proxy cannot read passes as it
-        came (``_host_keys_unseen``): it goes on as it comes, unread."""
-        if self._host_keys_unseen():
-            return None
+    def passes(self) -> bool:
+        """Whether a message of the host's past ``MAX_HOST_MESSAGE`` bytes goes on as it
+        comes, unread: where a message the proxy cannot read passes as it came
+        (``_host_keys_unseen``). Else it is ``dropped``."""
+        return self._host_keys_unseen()
+
+    def dropped(self, head: bytes, tail: bytes) -> bytes:
+        """In place of a message of the host's past ``MAX_HOST_MESSAGE`` bytes, dropped
+        unread (``head``: its first bytes, ``tail``: its last): for an answer to a request
+        of the server's, an error under that request's id for the server; else nothing for
+        the server, and the host answered under the message's id (null when its first and
+        last bytes do not tell it)."""
+        seen = glimpse(head, tail)
         detail = f"a message longer than {MAX_HOST_MESSAGE >> 20} MiB"
-        return self._refused(_Refused("null", _INVALID_REQUEST, detail))
+        if not seen.answers_server or seen.id_text == "null":
+            return self._refused(_Refused(seen.id_text, _INVALID_REQUEST, detail))
+        self.notes.once(f"an answer of the host's to the server not relayed: {detail}")
+        message = json.dumps(f"launcher-probe proxy: the host's answer was {detail}")
+        error = f'{{"code":{_INTERNAL_ERROR},"message":{message}}}'
+        return f'{{"jsonrpc":"2.0","id":{seen.id_text},"error":{error}}}\n'.encode()
 
     def _under_awaited_id(self, line: bytes | bytearray) -> bytes | bytearray:
         """``line`` (a message that names no method the proxy looks at), unless it is a
@@ -368,11 +379,8 @@ def _member(key: str, value_text: str) -> str:
 
 
 def _id_text(text: str, request_id: Member) -> str:
-    """The id to answer with, as the host wrote it when it is a string or a finite number
-    (never ``NaN``, which no strict reader takes), else ``null``."""
-    value = request_id.value
-    number = type(value) in (int, float) and -_INFINITY < value < _INFINITY
-    return text[request_id.value_start : request_id.end] if type(value) is str or number else "null"
+    """The id to answer ``request_id`` with (``answer_id``)."""
+    return answer_id(request_id.value, text[request_id.value_start : request_id.end])
 
 
 def _in_one_case(members: dict[str, Member], names: set[str]) -> None:

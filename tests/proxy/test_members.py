@@ -1,5 +1,6 @@
-"""In process, for any input: ``walk`` finds each member's text exactly, and the rewriter's
-splice changes ``_meta`` alone, keeping every other part of the message."""
+"""In process, for any input: ``walk`` finds each member's text exactly, ``leading`` and
+``trailing`` read only members a message's first or last bytes hold whole, and the
+rewriter's splice changes ``_meta`` alone, keeping every other part of the message."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from launcher_probe.host.decision import Withheld
 from launcher_probe.host.meta_input import key_form
 from launcher_probe.proxy.capabilities import ServerCapabilities
 from launcher_probe.proxy.launcher import BoundLauncher
-from launcher_probe.proxy.members import walk
+from launcher_probe.proxy.members import MAX_TRAILING, leading, trailing, walk
 from launcher_probe.proxy.notes import Notes
 from launcher_probe.proxy.rewrite import Rewriter
 from launcher_probe.sandbox_policy import Policy
@@ -40,6 +41,32 @@ def test_walk_finds_every_member_text(value: dict[str, Any], separators: tuple[s
     assert text[walked.open] == "{" and text[walked.close] == "}"
     for member in walked.members:
         assert json.loads("{" + member.text(text) + "}") == {member.key: member.value}
+
+
+@given(objects, spacing, st.data())
+def test_a_messages_first_and_last_bytes_give_only_whole_members(
+    value: dict[str, Any], separators: tuple[str, str], data: st.DataObject
+) -> None:
+    """Whatever the cut: ``leading`` gives the first members, as ``walk`` reads them, that
+    the first bytes hold whole (never a number cut short), and every key read; ``trailing``
+    gives the last plain members the last bytes hold, as written."""
+    text = json.dumps(value, separators=separators, ensure_ascii=False)
+    members = walk(text).members
+    cut = data.draw(st.integers(0, len(text)))
+    first, keys = leading(text[:cut])
+    assert [(m.key, m.value) for m in first] == [(m.key, m.value) for m in members[: len(first)]]
+    assert all(m.end < cut for m in first)  # a separator after each: the value is whole
+    assert keys[: len(first)] == [m.key for m in first] and len(keys) <= len(first) + 1
+    expected: list[tuple[str, str]] = []  # from the last: each plain one after a kept comma
+    for index in reversed(range(1, len(members))):
+        member = members[index]
+        written = text[member.start : member.end]  # key and value, escapes as written
+        plain = not isinstance(member.value, (dict, list)) and "\\" not in written
+        comma = text.rindex(",", 0, member.start)
+        if not plain or comma < cut or len(expected) == MAX_TRAILING:
+            break
+        expected.append((member.key, text[member.value_start : member.end]))
+    assert trailing(text[cut:]) == expected
 
 
 def _not_reserved(key: str) -> bool:

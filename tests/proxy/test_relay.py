@@ -465,27 +465,66 @@ def test_a_long_server_message_cut_short_leaves_the_proxys_answer_a_line_of_its_
     assert client.read_line() == b""
 
 
-@pytest.mark.parametrize("trusted", [False, True], ids=["refused", "a trusted host's"])
-def test_a_host_message_longer_than_64_mib_is_dropped_and_answered(
-    start: Any, record: Path, trusted: bool
+#: Past the 64 MiB the proxy holds of a host's message.
+LONG_PAD = b"y" * (65 << 20)
+
+
+@pytest.mark.parametrize(
+    ("template", "answered"),
+    [
+        (b'{"jsonrpc":"2.0","id":80,"method":"tools/call","params":%s}\n', 80),
+        (b'{"method":"tools/call","params":%s,"jsonrpc":"2.0","id":"eighty"}\n', "eighty"),
+        (b'{"method":"tools/call","params":%s,"id":80,"jsonrpc":"2.0"}\n', 80),
+        (b'{"jsonrpc":"2.0","method":"tools/call","params":%s,"id":[80],"x":1}\n', None),
+        (b'{"id":80,"method":"tools/call","params":%s,"id":81}\n', None),
+    ],
+    ids=["id first", "id last", "id before a last member", "no plain id", "two ids"],
+)
+def test_a_host_message_longer_than_64_mib_is_dropped_and_answered_under_its_id(
+    start: Any, record: Path, template: bytes, answered: object
 ) -> None:
-    """Unless the server reads the host's keys unseen anyway (a trusted host's server that
-    takes no state): then it passes as it came, unread, as a message the proxy cannot read
-    does."""
-    client = start(*(() if trusted else ("--capable",)), options=("--trust-host-state",) * trusted)
+    """The proxy reads the id from the message's first bytes (Python's SDK writes it
+    before the params) or from its last (TypeScript's writes it after them), so the host's
+    SDK can match the error to its request; null when neither tells one id."""
+    client = start("--capable")
     client.initialize()
-    pad = b"y" * (65 << 20)
-    line = b'{"jsonrpc":"2.0","id":80,"method":"tools/call","params":{"name":"meta",'
-    client.send_raw(line + b'"arguments":{"pad":"%s"}}}\n' % pad)
-    if trusted:
-        assert client.answer(80)["result"]["structuredContent"] == {"meta": None}
-        assert received(record, "tools/call")[0].startswith(line)
-    else:
-        error = client.read()
-        assert error["id"] is None and error["error"]["code"] == -32600
-        assert "a message longer than 64 MiB" in error["error"]["message"]
-        assert received(record, "tools/call") == []
+    client.send_raw(template % b'{"name":"meta","arguments":{"pad":"%s"}}' % LONG_PAD)
+    error = client.read()
+    assert error["id"] == answered and error["error"]["code"] == -32600
+    assert "a message longer than 64 MiB" in error["error"]["message"]
+    assert received(record, "tools/call") == []
     assert client.answer(client.request("ping"))["result"] == {}  # the relay goes on
+
+
+def test_a_hosts_answer_longer_than_64_mib_to_the_servers_request_gets_the_server_an_error(
+    start: Any, record: Path
+) -> None:
+    """The server waits for the host's answer to its own request (sampling): the proxy,
+    which drops the answer, sends it an error under that request's id instead."""
+    client = start("--capable")
+    client.initialize()
+    asked = client.call("ask", _meta={"progressToken": "p"})
+    assert client.read()["method"] == "notifications/progress"
+    assert client.read()["id"] == "from-server"
+    client.send_raw(b'{"jsonrpc":"2.0","id":"from-server","result":{"pad":"%s"}}\n' % LONG_PAD)
+    reply = client.answer(asked)["result"]["structuredContent"]["client"]
+    assert reply["id"] == "from-server" and reply["error"]["code"] == -32603
+    assert "answer was a message longer than 64 MiB" in reply["error"]["message"]
+    assert b"yyyy" not in record.read_bytes()
+
+
+def test_a_trusted_hosts_message_longer_than_64_mib_passes_unread_where_nothing_is_read(
+    start: Any, record: Path
+) -> None:
+    """A trusted host's server that takes no state reads the host's messages unseen anyway
+    (a message the proxy cannot read passes as it came): a long one passes too, unread."""
+    client = start(options=("--trust-host-state",))
+    client.initialize()
+    line = b'{"jsonrpc":"2.0","id":80,"method":"tools/call","params":{"name":"meta",'
+    client.send_raw(line + b'"arguments":{"pad":"%s"}}}\n' % LONG_PAD)
+    assert client.answer(80)["result"]["structuredContent"] == {"meta": None}
+    assert received(record, "tools/call")[0].startswith(line)
+    assert client.answer(client.request("ping"))["result"] == {}
 
 
 def test_a_hosts_non_blocking_stdin_and_stdout_carry_every_message_whole(
