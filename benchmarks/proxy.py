@@ -46,10 +46,12 @@ for line in sys.stdin.buffer:
 #: launcher, no rewriting, no signals): ``python -c RELAY SERVER_ARGV...``.
 RELAY = r"""
 import subprocess, sys, threading
-from launcher_probe.proxy.framing import PASSED_ON, pump
+from launcher_probe.proxy.framing import pump
 child = subprocess.Popen(sys.argv[1:], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+class PassedOn:
+    def passes(self): return True
 def relay(source, sink):
-    pump(source, sink, lambda line: line, limit=1 << 30, long_messages=PASSED_ON)
+    pump(source, sink, lambda line: line, limit=1 << 30, long_messages=PassedOn())
 def inbound():
     relay(0, child.stdin.fileno())
     child.stdin.close()

@@ -44,7 +44,14 @@ def run(args: argparse.Namespace) -> int:
                 "codex/sandbox-state-meta: its requests are relayed with nothing added"
             )
 
-    server = ServerCapabilities(learnt)
+    def unread() -> None:
+        notes.once(
+            "a message of the server's longer than 4 MiB passed unread while its initialize "
+            "(or server/discover) answer was awaited: were it that answer, nothing was learnt "
+            "from it, and the server's requests are relayed with nothing added"
+        )
+
+    server = ServerCapabilities(learnt, unread)
     launcher = BoundLauncher(decision, lambda: resolved(args))
     rewriter = Rewriter(
         server, launcher, state, notes, answer=answer_host, trust_host_state=args.trust_host_state

@@ -25,13 +25,28 @@ INSPECT_LIMIT = 4 << 20
 
 
 class ServerCapabilities:
-    """The server's ``capabilities.experimental`` (None until learnt)."""
+    """The server's ``capabilities.experimental`` (None until learnt). Also what becomes of
+    a message of the server's past ``INSPECT_LIMIT`` (``framing.LongMessages``): it goes on
+    unread, and ``on_unread`` runs when a discovery answer was awaited meanwhile (it may
+    have been that answer: nothing is learnt from it)."""
 
-    def __init__(self, on_learnt: Callable[[ServerCapabilities], None]) -> None:
+    def __init__(
+        self, on_learnt: Callable[[ServerCapabilities], None], on_unread: Callable[[], None]
+    ) -> None:
         self.experimental: Mapping[str, Any] | None = None
         self._awaited: list[str | int | float] = []
         self._lock = allocate_lock()
         self._on_learnt = on_learnt
+        self._on_unread = on_unread
+
+    def passes(self) -> bool:
+        """A message past ``INSPECT_LIMIT`` goes on as it comes, unread."""
+        if self._awaited:
+            self._on_unread()
+        return True
+
+    def dropped(self, head: bytes, tail: bytes) -> bytes:
+        return b""  # (none is: each passes)
 
     @property
     def wants_sandbox_state(self) -> bool:

@@ -29,19 +29,6 @@ class LongMessages(Protocol):
         ``tail`` its last ``READ_SIZE`` (to its newline)."""
 
 
-class _PassedOn:
-    """Every long message goes on as it comes."""
-
-    def passes(self) -> bool:
-        return True
-
-    def dropped(self, head: bytes, tail: bytes) -> bytes:
-        return b""  # (none is)
-
-
-PASSED_ON: LongMessages = _PassedOn()
-
-
 class _Sink:
     """Where a pump writes: each write whole under ``lock`` (when another thread writes
     whole messages to the same fd), or one long message piece by piece with ``lock`` held

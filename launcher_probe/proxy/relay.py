@@ -22,7 +22,7 @@ from contextlib import contextmanager, suppress
 from launcher_probe.fd_io import write_all
 from launcher_probe.proxy.capabilities import INSPECT_LIMIT, ServerCapabilities
 from launcher_probe.proxy.child import Child, exit_status
-from launcher_probe.proxy.framing import PASSED_ON, pump
+from launcher_probe.proxy.framing import pump
 from launcher_probe.proxy.rewrite import MAX_HOST_MESSAGE, Rewriter
 
 #: Forwarded to the server's group; then it has the grace period to exit.
@@ -154,7 +154,7 @@ def run_proxy(
             _STDOUT,
             server.observe,
             limit=INSPECT_LIMIT,
-            long_messages=PASSED_ON,
+            long_messages=server,
             lock=_HOST_OUT,
         )
         _close_stdout()

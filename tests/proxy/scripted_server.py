@@ -19,7 +19,8 @@ proxy's tests. It writes every line it reads to ``--record FILE`` as it read it.
 ``--daemon PIDFILE``: at start, a double-forked daemon that left the session and closed its
 stdio writes its pid to PIDFILE and sleeps. ``--ignore-eof``: at stdin's end, sleep on.
 ``--ignore-term``: SIGTERM ignored (by the daemon too).
-``--pidfile FILE``: its own pid, written at start.
+``--pidfile FILE``: its own pid, written at start. ``--instructions N``: its ``initialize``
+and ``server/discover`` results hold ``instructions`` of N bytes.
 It says ``scripted server: started`` on stderr.
 
 It reads stdin in a ``select`` that a signal's wakeup fd ends: CPython runs a handler
@@ -148,6 +149,7 @@ def main() -> None:
     parser.add_argument("--ignore-eof", action="store_true")
     parser.add_argument("--ignore-term", action="store_true")
     parser.add_argument("--pidfile")
+    parser.add_argument("--instructions", type=int, default=0)
     args = parser.parse_args()
     if args.ignore_term:
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
@@ -179,6 +181,7 @@ def main() -> None:
                 "protocolVersion": "2025-06-18",
                 "capabilities": {"tools": {}, "experimental": experimental},
                 "serverInfo": {"name": "scripted", "version": "0"},
+                **({"instructions": "i" * args.instructions} if args.instructions else {}),
             }
             send({"id": request["id"], "result": result})
         elif method == "tools/call":

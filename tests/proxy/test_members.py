@@ -89,7 +89,7 @@ def test_the_splice_changes_meta_alone(
 ) -> None:
     """Every byte but ``_meta``'s value (or, when the host sent none, the member put first
     in ``params``) reaches the server as it came, non-ASCII text on either side too."""
-    capabilities = ServerCapabilities(lambda _: None)
+    capabilities = ServerCapabilities(lambda _: None, lambda: None)
     capabilities.experimental = {"codex/sandbox-state": {}}
     state = Policy("read-only", "/srv").state()
     launcher = BoundLauncher(
@@ -144,7 +144,7 @@ def _kept(answers: list[bytes]) -> Callable[[bytes], bool]:
 
 
 def test_a_look_alike_of_a_sandbox_key_is_refused_with_an_error() -> None:
-    capabilities = ServerCapabilities(lambda _: None)
+    capabilities = ServerCapabilities(lambda _: None, lambda: None)
     capabilities.experimental = {"codex/sandbox-state": {}}
     withheld = Withheld(Reason.NOT_FOUND, "none here")
     answers: list[bytes] = []
@@ -172,7 +172,7 @@ def test_the_hosts_keys_checked_once_give_each_call_what_a_fresh_check_gives() -
     """The rewriter keeps the host's keys checked by their text; each call of the turn gets
     the ``_meta`` a rewriter seeing them for the first time gives, and a refused set of keys
     is refused on every call."""
-    capabilities = ServerCapabilities(lambda _: None)
+    capabilities = ServerCapabilities(lambda _: None, lambda: None)
     capabilities.experimental = {"codex/sandbox-state": {}}
     withheld = Withheld(Reason.NOT_FOUND, "none here")
 

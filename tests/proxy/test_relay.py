@@ -465,6 +465,17 @@ def test_a_long_server_message_cut_short_leaves_the_proxys_answer_a_line_of_its_
     assert client.read_line() == b""
 
 
+def test_an_initialize_answer_past_4_mib_teaches_nothing_and_the_proxy_says_so(
+    start: Any, tmp_path: Path
+) -> None:
+    client = start("--capable", "--instructions", str(5 << 20))
+    assert "codex/sandbox-state" in client.initialize()["result"]["capabilities"]["experimental"]
+    meta = client.answer(client.call("meta"))["result"]["structuredContent"]["meta"]
+    assert meta is None  # nothing added: the server was never learnt to take the state
+    said = said_within(tmp_path / "proxy.err", "longer than 4 MiB passed unread")
+    assert "while its initialize (or server/discover) answer was awaited" in said
+
+
 #: Past the 64 MiB the proxy holds of a host's message.
 LONG_PAD = b"y" * (65 << 20)
 
