@@ -26,6 +26,8 @@ CHECK_PROBLEMS = (SERVER_NOT_STARTED, INITIALIZE_TIMEOUT, INITIALIZE_FAILED)
 #: A server of Codex's configured through ``launcher-probe proxy`` without
 #: ``--trust-host-state``: Codex sends each call its own state, which that proxy refuses.
 HOST_STATE_REFUSED = "host_state_refused"
+#: A server run through ``wrap`` that itself uses the launcher (``servers.py``).
+WRAPPED_USES_LAUNCHER = "wrapped_uses_launcher"
 
 #: Where a server author reads how to advertise the capability (works on PyPI too).
 SERVER_SECTION = "the README section 'Writing a server that uses the launcher'"
@@ -186,6 +188,10 @@ _FIXES: dict[str, Callable[[str, str | None], list[str]]] = {
     Reason.NO_SANDBOX_STATE: _fixed(
         "the host sends the launcher only with a sandbox state: pass the request's state "
         "(meta --state, sandbox_state=)"
+    ),
+    WRAPPED_USES_LAUNCHER: _fixed(
+        "run it through launcher-probe proxy instead of wrap (the same options): the proxy "
+        "adds the launcher, which the server then uses"
     ),
     HOST_STATE_REFUSED: _fixed(
         "add --trust-host-state to the proxy's args (before --): Codex's own state then "

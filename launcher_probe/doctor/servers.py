@@ -13,16 +13,25 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from launcher_probe.contract import SANDBOX_STATE_CAPABILITY
-from launcher_probe.doctor.fixes import HOST_STATE_REFUSED, fix_for, withheld_fix
+from launcher_probe.contract import SANDBOX_CAPABILITIES, SANDBOX_STATE_CAPABILITY
+from launcher_probe.doctor.fixes import (
+    HOST_STATE_REFUSED,
+    WRAPPED_USES_LAUNCHER,
+    fix_for,
+    withheld_fix,
+)
 from launcher_probe.doctor.launcher import EXAMPLE_STATE
 from launcher_probe.errors import ConfigError
 from launcher_probe.host.decision import Decision, Published, Withheld
 from launcher_probe.host.paths.rules import open_regular_file
 from launcher_probe.json_output import printable
 
-#: A server's ``launcher`` verdict when none can apply: a remote (HTTP) server.
+#: A server's ``launcher`` verdict when none can apply: a remote (HTTP) server, or one that
+#: runs in the sandbox as a whole (``wrap``).
 NOT_APPLICABLE = "not_applicable"
+#: The reason of a server run through ``wrap`` under a published launcher that takes none
+#: (``NOT_APPLICABLE``: fine; one that does is ``WRAPPED_USES_LAUNCHER``).
+WRAPPED = "wrapped"
 
 #: A Codex config larger than this is refused rather than read.
 MAX_CODEX_CONFIG_BYTES = 1 << 20
@@ -118,7 +127,8 @@ def server_part(
     ``not_applicable`` (a remote server: ``transport_not_stdio``, nothing to fix).
 
     Unchecked, the server is assumed to advertise the capability (``assumed`` is true):
-    the verdict then says what the transport and the decision allow."""
+    the verdict then says what the transport and the decision allow. A server run through
+    ``wrap`` is judged by ``_wrapped`` instead (unchecked, it is assumed to take none)."""
     from launcher_probe.host.inject import ServerDescription, Transport, tool_call_meta
 
     part: dict[str, Any] = {
@@ -137,8 +147,12 @@ def server_part(
     if through is not None and through["command"] == "proxy" and isinstance(own, Published):
         decision = own  # the proxy adds its launcher to a call whose host sent none
     part["through"] = through
+    wrapped = through is not None and through["command"] == "wrap" and not through["problem"]
     if check is not None and not check["ok"]:
         launcher, reason, detail = "unknown", check["problem"], check["detail"]
+    elif wrapped:
+        decision = own
+        launcher, reason, detail = _wrapped(own, check)
     else:
         capabilities = {SANDBOX_STATE_CAPABILITY: {}} if check is None else check["capabilities"]
         transport = Transport.STDIO if server.transport == "stdio" else Transport.HTTP
@@ -163,6 +177,21 @@ def server_part(
         else:
             fix = fix_for(reason, detail)
     return {**part, "launcher": launcher, "reason": reason, "detail": detail, "fix": fix}
+
+
+def _wrapped(own: Decision, check: dict[str, Any] | None) -> tuple[str, str | None, str]:
+    """A server run through ``wrap``: ``(launcher, reason, detail)`` for the launcher
+    ``own`` it starts under and what the ``check`` (an ``ok`` one, or None) learnt."""
+    if isinstance(own, Withheld):
+        return "omitted", str(own.reason), f"wrap starts no server: {own.detail}"
+    if check is not None and any(name in check["capabilities"] for name in SANDBOX_CAPABILITIES):
+        detail = (
+            "it advertises the sandbox capability, so it runs its commands through the "
+            "launcher, and their codex sandbox cannot start inside wrap's"
+        )
+        return "sent", WRAPPED_USES_LAUNCHER, detail
+    detail = "it runs in the sandbox as a whole (wrap): no launcher is for it"
+    return NOT_APPLICABLE, WRAPPED, detail
 
 
 def _through(server: ServerConfig, decision: Decision) -> tuple[dict[str, Any] | None, Decision]:
@@ -198,6 +227,7 @@ def _wrap_note(server: ServerConfig, part: dict[str, Any], decision: Decision) -
 
 
 def receives_it(part: dict[str, Any]) -> bool:
-    """True when the server of ``part`` is fine as it is: sent the launcher, disabled, or
-    remote (no launcher applies to it)."""
-    return not part["enabled"] or part["launcher"] in ("sent", NOT_APPLICABLE)
+    """True when the server of ``part`` is fine as it is: sent the launcher (and able to use
+    it), disabled, or one no launcher applies to (remote, or wrapped)."""
+    fine = part["launcher"] in ("sent", NOT_APPLICABLE) and part["reason"] != WRAPPED_USES_LAUNCHER
+    return not part["enabled"] or fine

@@ -132,6 +132,16 @@ command = "my-server"
     assert servers["wrapped-python"]["through"]["note"] == ASYNCIO_NOTE
     assert servers["wrapped-python-networked"]["through"]["note"] is None
     assert servers["wrapped-python-withheld"]["through"]["note"] is None  # wrap runs nothing
+    # The launcher is not for a wrapped server: it runs in the sandbox as a whole (assumed
+    # to take none, unchecked); under a withheld one, wrap starts nothing.
+    assert [servers["wrapped-python"][key] for key in ("launcher", "reason", "fix")] == [
+        "not_applicable",
+        "wrapped",
+        [],
+    ]
+    withheld = servers["wrapped-python-withheld"]
+    assert (withheld["launcher"], withheld["reason"]) == ("omitted", "not_found")
+    assert withheld["detail"].startswith("wrap starts no server: ") and withheld["fix"]
     # The command found as the server finds it: in its cwd, on its PATH (not doctor's).
     assert servers["wrapped-in-its-cwd"]["through"]["note"] == ASYNCIO_NOTE
     assert servers["wrapped-on-its-path"]["through"]["note"] == ASYNCIO_NOTE
@@ -163,3 +173,43 @@ command = "my-server"
     assert f"its launcher: published ({fake_codex.path})" in text
     assert "through launcher-probe wrap: Codex permissions profile build" in text
     assert text.count(f"note: {ASYNCIO_NOTE}") == 3
+
+
+def test_doctor_checks_a_wrapped_server_by_whether_it_uses_the_launcher(
+    host_env: HostEnv, fake_codex: FakeCodex, workspace: Path
+) -> None:
+    """Asked (--check-servers), a wrapped server that advertises the capability is told to
+    move to the proxy (its own codex sandbox cannot start inside wrap's); one that does
+    not is fine, and doctor passes it."""
+    wrap = ["-m", "launcher_probe", "wrap", "--codex", str(fake_codex.path)]
+    wrap += ["--cwd", str(workspace), "--", sys.executable]
+    scripted = Path(__file__).with_name("scripted_server.py")
+    host_env.codex_home.mkdir(exist_ok=True)
+    (host_env.codex_home / "config.toml").write_text(
+        f"""
+[mcp_servers.uses-it]
+command = {json.dumps(sys.executable)}
+args = {json.dumps([*wrap, "-m", "launcher_probe.examples.shell_server"])}
+
+[mcp_servers.takes-none]
+command = {json.dumps(sys.executable)}
+args = {json.dumps([*wrap, str(scripted)])}
+"""
+    )
+    options = ("--codex", str(fake_codex.path), "--check-servers")
+    done = run_cli("doctor", "--json", *options, env=host_env.env)
+    servers = {server["name"]: server for server in json.loads(done.stdout)["servers"]["servers"]}
+    uses_it, takes_none = servers["uses-it"], servers["takes-none"]
+    assert uses_it["check"]["ok"] and "codex/sandbox-state" in uses_it["check"]["capabilities"]
+    assert (uses_it["launcher"], uses_it["reason"]) == ("sent", "wrapped_uses_launcher")
+    assert "through launcher-probe proxy instead of wrap" in uses_it["fix"][0]
+    assert done.returncode == 3
+    assert takes_none["check"]["ok"]
+    assert (takes_none["launcher"], takes_none["reason"], takes_none["fix"]) == (
+        "not_applicable",
+        "wrapped",
+        [],
+    )
+    text = run_cli("doctor", *options, env=host_env.env).stdout
+    assert "launcher: sent (wrapped_uses_launcher): it advertises the sandbox capability" in text
+    assert "launcher: not applicable (wrapped): it runs in the sandbox as a whole" in text
