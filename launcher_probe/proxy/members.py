@@ -84,10 +84,10 @@ def walk(text: str, start: int = 0, path: tuple[str, ...] = ()) -> Walked:
 def leading(text: str) -> tuple[list[Member], list[str]]:
     """What the first bytes of a message tell of its object: the members that end within
     ``text``, and every key read (the last may be that of a member ``text`` cuts short),
-    up to the end of ``text`` or to what is not JSON."""
+    up to the end of ``text`` or to what is not JSON (or nested past the parser's stack)."""
     members: list[Member] = []
     keys: list[str] = []
-    with contextlib.suppress(ValueError):
+    with contextlib.suppress(ValueError, RecursionError):
         _read_object(text, 0, (), members, keys)
     if members and _NEXT.match(text, members[-1].end) is None:
         members.pop()  # a number the end of ``text`` may cut short

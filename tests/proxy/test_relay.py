@@ -488,8 +488,9 @@ LONG_PAD = b"y" * (65 << 20)
         (b'{"method":"tools/call","params":%s,"id":80,"jsonrpc":"2.0"}\n', 80),
         (b'{"jsonrpc":"2.0","method":"tools/call","params":%s,"id":[80],"x":1}\n', None),
         (b'{"id":80,"method":"tools/call","params":%s,"id":81}\n', None),
+        (b'{"id":80,"method":"tools/call","x":%s,"params":%%s}\n' % (b"[" * 70_000), 80),
     ],
-    ids=["id first", "id last", "id before a last member", "no plain id", "two ids"],
+    ids=["id first", "id last", "id before a last member", "no plain id", "two ids", "deep"],
 )
 def test_a_host_message_longer_than_64_mib_is_dropped_and_answered_under_its_id(
     start: Any, record: Path, template: bytes, answered: object
