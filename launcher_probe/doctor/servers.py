@@ -147,12 +147,12 @@ def server_part(
     if through is not None and through["command"] == "proxy" and isinstance(own, Published):
         decision = own  # the proxy adds its launcher to a call whose host sent none
     part["through"] = through
-    wrapped = through is not None and through["command"] == "wrap" and not through["problem"]
+    wrapped = through if through is not None and through["command"] == "wrap" else None
     if check is not None and not check["ok"]:
         launcher, reason, detail = "unknown", check["problem"], check["detail"]
-    elif wrapped:
+    elif wrapped is not None and not wrapped["problem"]:
         decision = own
-        launcher, reason, detail = _wrapped(own, check)
+        launcher, reason, detail = _wrapped(own, check, unsandboxed=wrapped["allow_unsandboxed"])
     else:
         capabilities = {SANDBOX_STATE_CAPABILITY: {}} if check is None else check["capabilities"]
         transport = Transport.STDIO if server.transport == "stdio" else Transport.HTTP
@@ -179,11 +179,19 @@ def server_part(
     return {**part, "launcher": launcher, "reason": reason, "detail": detail, "fix": fix}
 
 
-def _wrapped(own: Decision, check: dict[str, Any] | None) -> tuple[str, str | None, str]:
+def _wrapped(
+    own: Decision, check: dict[str, Any] | None, *, unsandboxed: bool
+) -> tuple[str, str | None, str]:
     """A server run through ``wrap``: ``(launcher, reason, detail)`` for the launcher
-    ``own`` it starts under and what the ``check`` (an ``ok`` one, or None) learnt."""
+    ``own`` it starts under, what the ``check`` (an ``ok`` one, or None) learnt, and
+    whether wrap runs it ``unsandboxed`` without a launcher (``--allow-unsandboxed``)."""
     if isinstance(own, Withheld):
-        return "omitted", str(own.reason), f"wrap starts no server: {own.detail}"
+        does = (
+            "runs the server UNSANDBOXED (--allow-unsandboxed)"
+            if unsandboxed
+            else "starts no server"
+        )
+        return "omitted", str(own.reason), f"wrap {does}: {own.detail}"
     if check is not None and any(name in check["capabilities"] for name in SANDBOX_CAPABILITIES):
         detail = (
             "it advertises the sandbox capability, so it runs its commands through the "

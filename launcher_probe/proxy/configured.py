@@ -30,9 +30,10 @@ def launcher_probe_words(command: str | None, args: Sequence[str]) -> list[str] 
 
 
 def explained(words: list[str], where: str | None = None) -> dict[str, Any]:
-    """``{"command", "policy", "inner", "codex", "trust_host_state", "problem"}`` for
-    ``launcher-probe WORDS`` run in ``where`` (this process's working directory by default;
-    ``trust_host_state``: the proxy's flag; None for ``wrap``); ``problem`` when it would
+    """``{"command", "policy", "inner", "codex", "trust_host_state", "allow_unsandboxed",
+    "problem"}`` for ``launcher-probe WORDS`` run in ``where`` (this process's working
+    directory by default; ``trust_host_state``: the proxy's flag, None for ``wrap``;
+    ``allow_unsandboxed``: wrap's, None for ``proxy``); ``problem`` when it would
     run no server: the words do not parse, name two policies or a policy it refuses
     (``policy_state``), or ask for its help or its state alone."""
     from launcher_probe.arguments import raising_parser_class
@@ -51,6 +52,7 @@ def explained(words: list[str], where: str | None = None) -> dict[str, Any]:
         "inner": None,
         "codex": None,
         "trust_host_state": None,
+        "allow_unsandboxed": None,
     }
     parser = raising_parser_class()(prog=f"launcher-probe {words[0]}", add_help=False)
     parser.add_argument("--debug", action="store_true")
@@ -88,6 +90,7 @@ def explained(words: list[str], where: str | None = None) -> dict[str, Any]:
         "inner": inner,
         "codex": args.codex,
         "trust_host_state": trusted,
+        "allow_unsandboxed": getattr(args, "allow_unsandboxed", None),
         "problem": None,
     }
 

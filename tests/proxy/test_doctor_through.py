@@ -50,6 +50,10 @@ args = ["wrap", "--codex", {json.dumps(str(fake_codex.path))}, "--network", "--"
 command = "launcher-probe"
 args = ["wrap", "--", "uvx", "mcp-server-fetch"]
 
+[mcp_servers.wrapped-unsandboxed]
+command = "launcher-probe"
+args = ["wrap", "--allow-unsandboxed", "--", "my-server"]
+
 [mcp_servers.wrapped-in-its-cwd]
 command = "launcher-probe"
 args = ["wrap", "--codex", {json.dumps(str(fake_codex.path))}, "--", "./server.py"]
@@ -142,6 +146,12 @@ command = "my-server"
     withheld = servers["wrapped-python-withheld"]
     assert (withheld["launcher"], withheld["reason"]) == ("omitted", "not_found")
     assert withheld["detail"].startswith("wrap starts no server: ") and withheld["fix"]
+    assert withheld["through"]["allow_unsandboxed"] is False
+    unsandboxed = servers["wrapped-unsandboxed"]
+    assert unsandboxed["through"]["allow_unsandboxed"] is True
+    assert (unsandboxed["launcher"], unsandboxed["reason"]) == ("omitted", "not_found")
+    assert unsandboxed["detail"].startswith("wrap runs the server UNSANDBOXED")
+    assert through["allow_unsandboxed"] is None  # a proxy's
     # The command found as the server finds it: in its cwd, on its PATH (not doctor's).
     assert servers["wrapped-in-its-cwd"]["through"]["note"] == ASYNCIO_NOTE
     assert servers["wrapped-on-its-path"]["through"]["note"] == ASYNCIO_NOTE
