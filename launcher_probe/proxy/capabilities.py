@@ -27,8 +27,8 @@ INSPECT_LIMIT = 4 << 20
 class ServerCapabilities:
     """The server's ``capabilities.experimental`` (None until learnt). Also what becomes of
     a message of the server's past ``INSPECT_LIMIT`` (``framing.LongMessages``): it goes on
-    unread, and ``on_unread`` runs when a discovery answer was awaited meanwhile (it may
-    have been that answer: nothing is learnt from it)."""
+    unread, and ``on_unread`` runs when a discovery answer was awaited meanwhile and nothing
+    was learnt yet (it may have been that answer: nothing is learnt from it)."""
 
     def __init__(
         self, on_learnt: Callable[[ServerCapabilities], None], on_unread: Callable[[], None]
@@ -41,7 +41,7 @@ class ServerCapabilities:
 
     def passes(self) -> bool:
         """A message past ``INSPECT_LIMIT`` goes on as it comes, unread."""
-        if self._awaited:
+        if self._awaited and self.experimental is None:
             self._on_unread()
         return True
 

@@ -40,10 +40,19 @@ def glimpse(head: bytes | bytearray, tail: bytes | bytearray) -> Glimpse:
         if member.key == "id"
     }
     last = trailing(bytes(tail).decode("utf-8", "replace"))
-    ids.update(answer_id(json.loads(written), written) for key, written in last if key == "id")
+    ids.update(_tail_id(written) for key, written in last if key == "id")
     keys += [key for key, _ in last]
     answers = "method" not in keys and ("result" in keys or "error" in keys)
     return Glimpse(ids.pop() if len(ids) == 1 else "null", answers)
+
+
+def _tail_id(written: str) -> str:
+    """The id to answer with that ``trailing`` read as ``written`` (``null`` for one Python
+    will not read: an integer past its digit limit)."""
+    try:
+        return answer_id(json.loads(written), written)
+    except ValueError:
+        return "null"
 
 
 def _utf8_prefix(head: bytes | bytearray) -> str:

@@ -23,7 +23,7 @@ _COLON = re.compile(_SPACE + ":" + _SPACE)
 #: An object's last member when its value is plain, then its end and the text's.
 _LAST = re.compile(
     rf',{_SPACE}"([^"\\\x00-\x1f]*)"{_SPACE}:{_SPACE}'
-    rf'(-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?|"[^"\\\x00-\x1f]*"|true|false|null)'
+    rf'(-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?|"[^"\\\x00-\x1f]*"|true|false|null)'
     rf"{_SPACE}\}}{_SPACE}\Z"
 )
 #: The most members ``trailing`` reads.

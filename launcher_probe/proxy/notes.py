@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from _thread import allocate_lock
+from contextlib import suppress
 
 from launcher_probe.messages import say
 
@@ -28,7 +29,8 @@ class Notes:
             if len(self._said) >= MAX_REMEMBERED:
                 self._said.clear()
             self._said.add(message)
-        say(f"proxy: {message}")
+        with suppress(OSError):  # a stderr whose reader left: the relay goes on regardless
+            say(f"proxy: {message}")
 
     def afresh(self, message: str) -> None:
         """Say ``message`` (a new launcher decision) and forget what was said: each line is

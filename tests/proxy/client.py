@@ -8,6 +8,7 @@ import os
 import select
 import subprocess
 import sys
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
@@ -24,18 +25,27 @@ def proxy_argv(options: list[str], server_args: list[str]) -> list[str]:
 
 
 class ProxyClient:
-    """The proxy started as ``argv`` (see ``proxy_argv``), its stderr to ``errlog``; with
+    """The proxy started as ``argv`` (see ``proxy_argv``), its stderr to ``errlog`` (a file,
+    or a file descriptor); with
     ``non_blocking``, its stdin and stdout are pipes whose ends it holds are non-blocking (a
     host may hand such fds on)."""
 
     def __init__(
-        self, argv: list[str], *, env: dict[str, str], errlog: Path, non_blocking: bool = False
+        self,
+        argv: list[str],
+        *,
+        env: dict[str, str],
+        errlog: Path | int,
+        non_blocking: bool = False,
     ) -> None:
         (their_in, ours_in), (ours_out, their_out) = os.pipe(), os.pipe()
         os.set_blocking(their_in, not non_blocking)
         os.set_blocking(their_out, not non_blocking)
         try:
-            with errlog.open("wb") as stderr:
+            with ExitStack() as opened:
+                stderr = (
+                    errlog if isinstance(errlog, int) else opened.enter_context(errlog.open("wb"))
+                )
                 self.process = subprocess.Popen(
                     argv, stdin=their_in, stdout=their_out, stderr=stderr, env=env
                 )

@@ -32,6 +32,7 @@ the grace.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import select
@@ -156,7 +157,8 @@ def main() -> None:
     if args.pidfile:
         with open(args.pidfile, "w") as file:
             file.write(str(os.getpid()))
-    print("scripted server: started", file=sys.stderr, flush=True)
+    with contextlib.suppress(OSError):  # a stderr nobody reads
+        print("scripted server: started", file=sys.stderr, flush=True)
     if args.daemon:
         start_daemon(args.daemon)
     record = open(args.record, "ab", buffering=0) if args.record else None  # noqa: SIM115

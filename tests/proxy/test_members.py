@@ -195,3 +195,16 @@ def test_the_hosts_keys_checked_once_give_each_call_what_a_fresh_check_gives() -
     )
     assert kept.from_host(forged) == kept.from_host(forged) == b""  # refused, each time
     assert [json.loads(answer)["id"] for answer in answers] == [9, 9]
+
+
+def test_a_long_server_message_is_said_unread_only_while_nothing_is_learnt() -> None:
+    """Once the capabilities are learnt, a discovery answer still awaited (the server
+    answered it with an error) makes no long message worth a note."""
+    said: list[bool] = []
+    capabilities = ServerCapabilities(lambda _: None, lambda: said.append(True))
+    capabilities.expect(1)
+    assert capabilities.passes() and said == [True]
+    result: dict[str, Any] = {"capabilities": {"experimental": {SANDBOX_STATE_KEY: {}}}}
+    capabilities.observe(json.dumps({"jsonrpc": "2.0", "id": 1, "result": result}).encode())
+    capabilities.expect(2)
+    assert capabilities.passes() and said == [True]

@@ -476,6 +476,26 @@ def test_an_initialize_answer_past_4_mib_teaches_nothing_and_the_proxy_says_so(
     assert "while its initialize (or server/discover) answer was awaited" in said
 
 
+@pytest.mark.parametrize("instructions", [0, 5 << 20], ids=["learnt", "passed unread"])
+def test_a_stderr_whose_reader_left_costs_the_relay_nothing(
+    env: dict[str, str], fake_codex: FakeCodex, workspace: Path, instructions: int
+) -> None:
+    """What the proxy says of the server's initialize answer (that it advertises nothing,
+    or that it passed unread) fails on a stderr nobody reads any more: the relay goes on."""
+    options = ["--codex", str(fake_codex.path), "--cwd", str(workspace)]
+    argv = proxy_argv(options, ["--instructions", str(instructions)])
+    err_read, err_write = os.pipe()
+    os.close(err_read)  # whatever is written there fails (EPIPE)
+    client = ProxyClient(argv, env=env, errlog=err_write)
+    os.close(err_write)
+    try:
+        client.initialize()
+        assert client.answer(client.request("ping"))["result"] == {}
+        assert client.finish() == 0
+    finally:
+        client.close()
+
+
 #: Past the 64 MiB the proxy holds of a host's message.
 LONG_PAD = b"y" * (65 << 20)
 
@@ -489,8 +509,19 @@ LONG_PAD = b"y" * (65 << 20)
         (b'{"jsonrpc":"2.0","method":"tools/call","params":%s,"id":[80],"x":1}\n', None),
         (b'{"id":80,"method":"tools/call","params":%s,"id":81}\n', None),
         (b'{"id":80,"method":"tools/call","x":%s,"params":%%s}\n' % (b"[" * 70_000), 80),
+        (b'{"method":"tools/call","params":%s,"id":0123}\n', None),
+        (b'{"method":"tools/call","params":%%s,"id":%s}\n' % (b"1" * 5000), None),
     ],
-    ids=["id first", "id last", "id before a last member", "no plain id", "two ids", "deep"],
+    ids=[
+        "id first",
+        "id last",
+        "id before a last member",
+        "no plain id",
+        "two ids",
+        "deep",
+        "no JSON number",
+        "past Python's digits",
+    ],
 )
 def test_a_host_message_longer_than_64_mib_is_dropped_and_answered_under_its_id(
     start: Any, record: Path, template: bytes, answered: object
