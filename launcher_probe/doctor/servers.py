@@ -128,7 +128,9 @@ def server_part(
 
     Unchecked, the server is assumed to advertise the capability (``assumed`` is true):
     the verdict then says what the transport and the decision allow. A server run through
-    ``wrap`` is judged by ``_wrapped`` instead (unchecked, it is assumed to take none)."""
+    ``wrap`` is judged by ``_wrapped`` instead (unchecked, it is assumed to take none;
+    under a withheld launcher it is not started, nor checked, unless wrap runs it
+    unsandboxed)."""
     from launcher_probe.host.inject import ServerDescription, Transport, tool_call_meta
 
     part: dict[str, Any] = {
@@ -148,11 +150,16 @@ def server_part(
         decision = own  # the proxy adds its launcher to a call whose host sent none
     part["through"] = through
     wrapped = through if through is not None and through["command"] == "wrap" else None
-    if check is not None and not check["ok"]:
-        launcher, reason, detail = "unknown", check["problem"], check["detail"]
-    elif wrapped is not None and not wrapped["problem"]:
+    wraps = wrapped is not None and not wrapped["problem"]
+    unsandboxed = wraps and bool(wrapped and wrapped["allow_unsandboxed"])
+    if wraps and isinstance(own, Withheld) and not unsandboxed:  # wrap starts nothing
         decision = own
-        launcher, reason, detail = _wrapped(own, check, unsandboxed=wrapped["allow_unsandboxed"])
+        launcher, reason, detail = _wrapped(own, None, unsandboxed=False)
+    elif check is not None and not check["ok"]:
+        launcher, reason, detail = "unknown", check["problem"], check["detail"]
+    elif wraps:
+        decision = own
+        launcher, reason, detail = _wrapped(own, check, unsandboxed=unsandboxed)
     else:
         capabilities = {SANDBOX_STATE_CAPABILITY: {}} if check is None else check["capabilities"]
         transport = Transport.STDIO if server.transport == "stdio" else Transport.HTTP
@@ -199,6 +206,8 @@ def _wrapped(
         )
         return "sent", WRAPPED_USES_LAUNCHER, detail
     detail = "it runs in the sandbox as a whole (wrap): no launcher is for it"
+    if check is None:
+        detail += ", unless it advertises codex/sandbox-state (--check-servers asks it)"
     return NOT_APPLICABLE, WRAPPED, detail
 
 

@@ -143,6 +143,10 @@ command = "my-server"
         "wrapped",
         [],
     ]
+    assert (
+        "unless it advertises codex/sandbox-state (--check-servers asks it)"
+        in (servers["wrapped-python"]["detail"])
+    )
     withheld = servers["wrapped-python-withheld"]
     assert (withheld["launcher"], withheld["reason"]) == ("omitted", "not_found")
     assert withheld["detail"].startswith("wrap starts no server: ") and withheld["fix"]
@@ -204,6 +208,10 @@ args = {json.dumps([*wrap, "-m", "launcher_probe.examples.shell_server"])}
 [mcp_servers.takes-none]
 command = {json.dumps(sys.executable)}
 args = {json.dumps([*wrap, str(scripted)])}
+
+[mcp_servers.withheld]
+command = {json.dumps(sys.executable)}
+args = {json.dumps(["-m", "launcher_probe", "wrap", "--codex", "/nonexistent/codex", "--", "x"])}
 """
     )
     options = ("--codex", str(fake_codex.path), "--check-servers")
@@ -220,6 +228,9 @@ args = {json.dumps([*wrap, str(scripted)])}
         "wrapped",
         [],
     )
+    withheld = servers["withheld"]  # wrap starts nothing, which the check cannot change
+    assert (withheld["launcher"], withheld["reason"]) == ("omitted", "not_found")
+    assert withheld["detail"].startswith("wrap starts no server: ") and withheld["fix"]
     text = run_cli("doctor", *options, env=host_env.env).stdout
     assert "launcher: sent (wrapped_uses_launcher): it advertises the sandbox capability" in text
     assert "launcher: not applicable (wrapped): it runs in the sandbox as a whole" in text
