@@ -149,9 +149,8 @@ def server_part(
     if through is not None and through["command"] == "proxy" and isinstance(own, Published):
         decision = own  # the proxy adds its launcher to a call whose host sent none
     part["through"] = through
-    wrapped = through if through is not None and through["command"] == "wrap" else None
-    wraps = wrapped is not None and not wrapped["problem"]
-    unsandboxed = wraps and bool(wrapped and wrapped["allow_unsandboxed"])
+    wraps = through is not None and through["command"] == "wrap" and not through["problem"]
+    unsandboxed = wraps and bool(through and through["allow_unsandboxed"])
     if wraps and isinstance(own, Withheld) and not unsandboxed:  # wrap starts nothing
         decision = own
         launcher, reason, detail = _wrapped(own, None, unsandboxed=False)

@@ -160,9 +160,7 @@ class Rewriter:
         if not seen.answers_server or seen.id_text == "null":
             return self._refused(_Refused(seen.id_text, _INVALID_REQUEST, detail))
         self.notes.once(f"an answer of the host's to the server not relayed: {detail}")
-        message = json.dumps(f"launcher-probe proxy: the host's answer was {detail}")
-        error = f'{{"code":{_INTERNAL_ERROR},"message":{message}}}'
-        return f'{{"jsonrpc":"2.0","id":{seen.id_text},"error":{error}}}\n'.encode()
+        return _error_answer(seen.id_text, _INTERNAL_ERROR, f"the host's answer was {detail}")
 
     def _under_awaited_id(self, line: bytes | bytearray) -> bytes | bytearray:
         """``line`` (a message that names no method the proxy looks at), unless it is a
@@ -206,10 +204,7 @@ class Rewriter:
             self.notes.once(f"a notification {said}")
             return b""
         self.notes.once(f"a request {said}")
-        message = json.dumps(f"launcher-probe proxy: {detail}", ensure_ascii=False)
-        error = f'{{"code":{refused.code},"message":{message}}}'
-        answer = f'{{"jsonrpc":"2.0","id":{refused.id_text},"error":{error}}}\n'
-        if not self.answer(answer.encode()):
+        if not self.answer(_error_answer(refused.id_text, refused.code, detail)):
             self.notes.once("the host reads none of the proxy's answers: one was dropped")
         return b""
 
@@ -372,6 +367,13 @@ def _byte_offset(line: bytes | bytearray, text: str, at: int) -> int:
     if at <= len(text) - at:
         return len(text[:at].encode("utf-8"))
     return len(line) - len(text[at:].encode("utf-8"))
+
+
+def _error_answer(id_text: str, code: int, detail: str) -> bytes:
+    """The proxy's own JSON-RPC error under the id ``id_text`` (as written), one line."""
+    message = json.dumps(f"launcher-probe proxy: {detail}", ensure_ascii=False)
+    error = f'{{"code":{code},"message":{message}}}'
+    return f'{{"jsonrpc":"2.0","id":{id_text},"error":{error}}}\n'.encode()
 
 
 def _member(key: str, value_text: str) -> str:
